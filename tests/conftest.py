@@ -1,0 +1,18 @@
+"""Test-wide set-up: gevent patching comes before anything else, as in bin/devhostd.
+
+pykka creates a lock when it is imported, so the patch must precede every import of it;
+pytest itself has imported threading already, which gevent tolerates for the main thread.
+"""
+from gevent import monkey
+
+monkey.patch_all()
+
+import pykka  # noqa: E402
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _stop_every_actor():
+    # Safety net in the spirit of pykka's own tests: whatever a test forgets, stops here.
+    yield
+    pykka.ActorRegistry.stop_all(timeout=10)

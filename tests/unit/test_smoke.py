@@ -1,0 +1,5 @@
+import threading
+import gevent.monkey
+
+def test_threading_is_patched():
+    assert gevent.monkey.is_module_patched("threading")
