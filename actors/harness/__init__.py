@@ -1,0 +1,4 @@
+"""The CLIs devhost drives, by harness id. Each module is plain protocol logic (no actor)."""
+from actors.harness import claude
+
+HARNESSES = {claude.HARNESS_ID: claude}

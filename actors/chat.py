@@ -1,0 +1,407 @@
+"""The Chat actor: one devhost chat session.
+
+It owns the session's record and status, its native event history, the sockets attached to
+it (``subscribers``), the delivery acknowledgements of sends, the pending approvals and
+questions, and the CLI process it drives. Commands come down as tells from the web layer;
+CLI frames come up as tells from its CliProcess. It never asks another actor.
+
+Subscribers are sinks owned by the web layer; ``push`` and ``close`` never block (a sink whose
+client is too slow disconnects it, and the page reconnects to a snapshot).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+
+import gevent.event
+import pykka
+
+from actors import chatlog, proctree
+from actors.cli_process import CliProcess
+from actors.guard import guarded, spawn_later_logged
+from actors.harness import effects as fx
+from actors.session_rules import compose_message, exit_reason, session_status
+from storage.history import EventHistory, HistoryWriteError
+from web.commands import Send, is_lowercase_uuid
+
+ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
+
+
+@dataclass
+class _InFlight:
+    subscriber: int
+    command_id: str
+    sent_at: float
+    timer: object = None
+
+
+class Chat(pykka.ThreadingActor):
+    def __init__(self, *, session_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
+                 resume_id: str | None, host=None, history: EventHistory | None = None,
+                 ack_timeout: float = ACK_TIMEOUT):
+        super().__init__()
+        self._id = session_id
+        self._harness = harness
+        self._root = root
+        self._command = command
+        self._model = model  # what devhost asked for; None = the CLI's configured default
+        self._host = host
+        self._history = history or EventHistory()
+        self._ack_timeout = ack_timeout
+        self._native_id = resume_id
+        self._resuming = resume_id is not None
+        self._model_in_use = None
+        self._pending_model = None  # a model change that waits for the turn to end
+        self._driver = None
+        self._cli = None
+        self._cli_ref = None
+        self._generation = 0
+        self._starting = False
+        self._turn_active = False
+        self._turn_started_at = None
+        self._error = None
+        self._closed = False
+        self._history_broken = False
+        self._pending: dict = {}  # native request id -> kind, in arrival order
+        self._subscribers: dict[int, object] = {}
+        self._subscriber_ids = itertools.count(1)
+        self._outbox: dict[int, deque] = {}  # per socket: sends waiting for the previous ack
+        self._in_flight: dict[str, _InFlight] = {}  # native message id -> send awaiting its ack
+        self._used_message_ids: set[str] = set()
+        self._cli_gone = gevent.event.Event()
+        self._cli_gone.set()
+        self._last_status = None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        chatlog.log(self._id, self._harness.HARNESS_ID, "session.resume" if self._resuming else "session.start",
+                    project=self._root, model=self._model or "default", native=self._native_id)
+        self._start_cli()
+        self._publish_state()
+
+    def on_stop(self) -> None:
+        if self._cli is not None:
+            self._cli_ref.stop(block=False)  # CliProcess.on_stop ends the process tree
+        self._history.close()
+
+    def _start_cli(self) -> None:
+        self._generation += 1
+        self._driver = self._harness.Driver()
+        argv = self._harness.command_line(self._command, model=self._model, resume_id=self._native_id)
+        self._starting = True
+        self._cli_gone.clear()
+        self._cli_ref = CliProcess.start(self.actor_ref.proxy(), self._generation, argv, self._root,
+                                         proctree.make_tag(self._id), self._harness.LABEL)
+        self._cli = self._cli_ref.proxy()
+        self._cli.write(self._driver.start_frames())
+
+    # ---- queries (asked by the web layer and the host) -------------------------------------
+
+    def record(self) -> dict:
+        record = {
+            "id": self._id,
+            "harness": self._harness.HARNESS_ID,
+            "projectRootPath": self._root,
+            "status": self._status(),
+            "model": self._model,
+        }
+        if self._native_id:
+            record["nativeSessionId"] = self._native_id
+        if self._error and not self._closed:
+            record["error"] = self._error
+        return record
+
+    def cli_gone(self) -> gevent.event.Event:
+        return self._cli_gone
+
+    def attach(self, sink) -> tuple[int, dict, list, int, EventHistory]:
+        """Registers a socket; it streams events 1..last from history, then live ones."""
+        subscriber = next(self._subscriber_ids)
+        self._subscribers[subscriber] = sink
+        return subscriber, self.record(), list(self._pending), self._history.last_sequence, self._history
+
+    @guarded
+    def detach(self, subscriber: int) -> None:
+        self._subscribers.pop(subscriber, None)
+
+    # ---- commands (told by the web layer) --------------------------------------------------
+
+    @guarded
+    def send(self, subscriber: int, command: Send, prompt: str) -> None:
+        if self._closed:
+            self._answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
+            return
+        queue = self._outbox.setdefault(subscriber, deque())
+        if queue or self._sub_has_in_flight(subscriber):
+            queue.append((command, prompt))  # sends from one socket are delivered in order
+            return
+        self._dispatch(subscriber, command, prompt)
+
+    def _sub_has_in_flight(self, subscriber: int) -> bool:
+        return any(entry.subscriber == subscriber for entry in self._in_flight.values())
+
+    def _dispatch(self, subscriber: int, command: Send, prompt: str) -> None:
+        message_id = command.command_id if is_lowercase_uuid(command.command_id) else str(uuid.uuid4())
+        if message_id in self._used_message_ids:
+            # The CLI silently drops a repeated message id; a resend is the person's call, with a new id.
+            self._answer(subscriber, command.command_id,
+                         error="this commandId was already sent in this session; devhost never resends a "
+                               "message: check the conversation, then send again with a new commandId")
+            self._next_send(subscriber)
+            return
+        if self._history_broken:
+            self._answer(subscriber, command.command_id, error=self._error)
+            self._next_send(subscriber)
+            return
+        self._used_message_ids.add(message_id)
+        if self._cli is None:
+            self._start_cli()
+        frames = []
+        if command.model is not None and command.model != (self._model or ""):
+            if self._turn_active:
+                self._pending_model = command.model  # model changes wait for the next turn
+            else:
+                frames += self._driver.set_model_frames(command.model)
+                self._model = command.model or None
+        joined = self._turn_active
+        text = compose_message(command.text, prompt)
+        frames += self._driver.message_frames(message_id, text, list(command.images))
+        entry = _InFlight(subscriber, command.command_id, time.monotonic())
+        entry.timer = spawn_later_logged(self._ack_timeout, self.actor_ref.proxy().on_ack_timeout, message_id)
+        self._in_flight[message_id] = entry
+        self._cli.write(frames)
+        chatlog.log(self._id, self._harness.HARNESS_ID, "message.sent", command=command.command_id,
+                    attachments=len(command.images), joined="turn" if joined else None)
+        if not self._turn_active:
+            self._begin_turn()
+        self._error = None
+        self._publish_state()
+
+    @guarded
+    def interrupt(self, subscriber: int) -> None:
+        if self._closed or self._cli is None:
+            self._tell_error(subscriber, "nothing to interrupt: the session's CLI is not running")
+            return
+        self._cli.write(self._driver.interrupt_frames())
+        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.interrupt", pending=len(self._pending))
+
+    @guarded
+    def respond(self, subscriber: int, request_id, result: dict) -> None:
+        if self._closed or self._cli is None or request_id not in self._pending:
+            self._tell_error(subscriber, f"request {request_id!r} is not pending: it was answered or cancelled "
+                                         f"already; pendingRequestIds lists what still needs an answer")
+            return
+        kind = self._pending.pop(request_id)
+        self._cli.write(self._driver.respond_frames(request_id, result))
+        chatlog.log(self._id, self._harness.HARNESS_ID, "request.answered", request=request_id, kind=kind)
+        self._publish_state()
+
+    def close(self, code: int = 1000) -> dict:
+        """Closes the session (1000: on request, 1001: the daemon stops) and ends its CLI."""
+        if not self._closed:
+            self._closed = True
+            for message_id in list(self._in_flight):
+                self._ack(message_id, None, "the session was closed before the CLI took the message")
+            self._outbox.clear()
+            self._pending.clear()
+            self._turn_active = False
+            chatlog.log(self._id, self._harness.HARNESS_ID, "session.close", native=self._native_id)
+            self._publish_state()
+            for sink in self._subscribers.values():
+                sink.close(code)
+            self._subscribers.clear()
+            if self._cli is not None:
+                self._cli.write(self._driver.stop_frames())
+                self._cli.terminate()
+        return self.record()
+
+    # ---- events from the CLI (told by CliProcess) ------------------------------------------
+
+    @guarded
+    def on_cli_frame(self, generation: int, frame: dict, raw: bytes) -> None:
+        if generation != self._generation or self._history_broken:
+            return
+        keep, found = self._driver.decode(frame)
+        if keep:
+            try:
+                sequence = self._history.append(raw)
+            except HistoryWriteError as exc:
+                self._history_failed(exc)
+                return
+            event = b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
+            for sink in list(self._subscribers.values()):
+                sink.push(event)
+        changed = False
+        for effect in found:
+            changed |= self._apply(effect)
+        if changed:
+            self._publish_state()
+
+    def _apply(self, effect) -> bool:
+        if isinstance(effect, fx.Ready):
+            self._starting = False
+            return True
+        if isinstance(effect, fx.NativeSession):
+            if effect.session_id != self._native_id:
+                self._native_id = effect.session_id
+                chatlog.log(self._id, self._harness.HARNESS_ID, "session.native", native=self._native_id)
+                return True
+            return False
+        if isinstance(effect, fx.Delivery):
+            if effect.message_id in self._in_flight:
+                self._ack(effect.message_id, None if effect.delivery == "error" else effect.delivery, effect.error)
+            return False
+        if isinstance(effect, fx.MessageSettled):
+            if effect.message_id in self._in_flight:
+                self._ack(effect.message_id, "queued", None)  # the CLI had it, whatever became of it
+            return False
+        if isinstance(effect, fx.TurnStarted):
+            self._starting = False
+            if not self._turn_active:
+                self._begin_turn()
+            self._error = None
+            return True
+        if isinstance(effect, fx.TurnEnded):
+            self._end_turn(effect)
+            return True
+        if isinstance(effect, fx.RequestOpened):
+            self._pending[effect.request_id] = effect.kind
+            chatlog.log(self._id, self._harness.HARNESS_ID, "request.open", request=effect.request_id, kind=effect.kind)
+            return True
+        if isinstance(effect, fx.RequestClosed):
+            if self._pending.pop(effect.request_id, None) is not None:
+                chatlog.log(self._id, self._harness.HARNESS_ID, "request.cancelled", request=effect.request_id)
+                return True
+            return False
+        if isinstance(effect, fx.ModelInUse):
+            self._model_in_use = effect.model
+            return False
+        if isinstance(effect, fx.ControlFailed):
+            for sink in list(self._subscribers.values()):
+                sink.push(_frame({"type": "error", "message": effect.message}))
+            return False
+        return False
+
+    def _begin_turn(self) -> None:
+        self._turn_active = True
+        self._turn_started_at = time.monotonic()
+        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.start", model=self._model or "default")
+
+    def _end_turn(self, effect: fx.TurnEnded) -> None:
+        outcome = "interrupted" if effect.interrupted else ("failed" if effect.error else "completed")
+        duration = time.monotonic() - (self._turn_started_at or time.monotonic())
+        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.end", outcome=outcome, seconds=f"{duration:.1f}",
+                    model=self._model_in_use, error=effect.error)
+        self._turn_active = bool(self._driver.waiting)  # a queued message starts the next turn
+        self._turn_started_at = time.monotonic() if self._turn_active else None
+        if effect.error:
+            self._error = effect.error
+        if self._pending_model is not None and self._cli is not None:
+            self._cli.write(self._driver.set_model_frames(self._pending_model))
+            self._model = self._pending_model or None
+            self._pending_model = None
+
+    @guarded
+    def on_cli_write_failed(self, generation: int, reason: str) -> None:
+        if generation != self._generation:
+            return
+        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
+        for message_id in list(self._in_flight):
+            self._ack(message_id, None, reason)
+
+    @guarded
+    def on_cli_exit(self, generation: int, code, stderr_tail: str) -> None:
+        if generation != self._generation:
+            return
+        self._cli = None
+        self._cli_gone.set()
+        self._starting = False
+        if self._closed:
+            chatlog.log(self._id, self._harness.HARNESS_ID, "session.ended", code=code)
+            return
+        reason = exit_reason(self._harness.LABEL, code, stderr_tail)
+        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
+        for message_id in list(self._in_flight):
+            self._ack(message_id, None, reason)
+        self._pending.clear()
+        self._turn_active = False
+        if not self._history_broken:
+            self._error = reason  # the next message starts the CLI again on its own conversation
+        self._publish_state()
+
+    @guarded
+    def on_ack_timeout(self, message_id: str) -> None:
+        if message_id in self._in_flight:
+            self._ack(message_id, "unconfirmed", None)
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _history_failed(self, exc: HistoryWriteError) -> None:
+        self._history_broken = True
+        self._error = f"{exc}; devhost stopped the session's CLI rather than lose events"
+        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="history", error=str(exc))
+        for message_id in list(self._in_flight):
+            self._ack(message_id, None, self._error)
+        self._pending.clear()
+        self._turn_active = False
+        if self._cli is not None:
+            self._cli.terminate()
+        for sink in list(self._subscribers.values()):
+            sink.push(_frame({"type": "error", "message": self._error}))
+        self._publish_state()
+
+    def _ack(self, message_id: str, delivery: str | None, error: str | None) -> None:
+        entry = self._in_flight.pop(message_id)
+        if entry.timer is not None:
+            entry.timer.kill(block=False)
+        waited = f"{time.monotonic() - entry.sent_at:.2f}"
+        chatlog.log(self._id, self._harness.HARNESS_ID, "message.ack", command=entry.command_id,
+                    delivery=delivery or "error", seconds=waited, error=error)
+        self._answer(entry.subscriber, entry.command_id, delivery=delivery, error=error)
+        self._next_send(entry.subscriber)
+
+    def _next_send(self, subscriber: int) -> None:
+        queue = self._outbox.get(subscriber)
+        if queue:
+            command, prompt = queue.popleft()
+            self._dispatch(subscriber, command, prompt)
+
+    def _answer(self, subscriber: int, command_id: str, delivery: str | None = None, error: str | None = None):
+        sink = self._subscribers.get(subscriber)
+        if sink is None:
+            return  # acknowledgements belong to the socket that sent; it is gone
+        result = {"type": "command_result", "sessionId": self._id, "commandId": command_id}
+        if error is not None:
+            result["error"] = error
+        else:
+            result["delivery"] = delivery
+        sink.push(_frame(result))
+
+    def _tell_error(self, subscriber: int, message: str) -> None:
+        sink = self._subscribers.get(subscriber)
+        if sink is not None:
+            sink.push(_frame({"type": "error", "message": message}))
+
+    def _status(self) -> str:
+        return session_status(closed=self._closed, starting=self._starting, turn_active=self._turn_active,
+                              pending_requests=len(self._pending), error=self._error)
+
+    def _publish_state(self) -> None:
+        record = self.record()
+        frame = _frame({"type": "state", "session": record, "pendingRequestIds": list(self._pending)})
+        for sink in list(self._subscribers.values()):
+            sink.push(frame)
+        if self._host is not None:
+            self._host.on_record(record)  # a tell: the host keeps the list without asking chats
+        if record["status"] != self._last_status:
+            self._last_status = record["status"]
+            chatlog.log(self._id, self._harness.HARNESS_ID, "session.status", status=record["status"])
+
+
+def _frame(value: dict) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -1,0 +1,129 @@
+"""The CliProcess actor: one running CLI, its stdin writer and its output pumps.
+
+It owns the subprocess (in a process group of its own, tagged through its environment so
+every descendant can be found again) and tells its owner each decoded stdout frame, in order,
+then exactly one ``on_cli_exit``. Upward calls are tells: the owner never waits on this actor.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import gevent
+import pykka
+from gevent import subprocess
+
+from actors import proctree
+from actors.chatlog import daemon_log
+from actors.guard import guarded, spawn_logged
+
+STDERR_TAIL_BYTES = 4096
+YIELD_EVERY_LINES = 64  # a CLI flooding stdout must not starve the rest of the hub
+
+
+class CliProcess(pykka.ThreadingActor):
+    def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str):
+        super().__init__()
+        self._owner = owner  # a proxy: on_cli_frame / on_cli_exit / on_cli_write_failed
+        self._generation = generation
+        self._argv = argv
+        self._cwd = cwd
+        self._tag = tag  # (name, value) for the environment; see proctree.make_tag
+        self._label = label
+        self._proc = None
+        self._stderr_tail = b""
+        self._terminating = False
+        self._exit_reported = False
+        self._pumps = []
+
+    def on_start(self) -> None:
+        env = dict(os.environ)
+        env[self._tag[0]] = self._tag[1]
+        try:
+            self._proc = subprocess.Popen(
+                self._argv, cwd=self._cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+        except OSError as exc:
+            self._report_exit(None, f"{exc.strerror or exc}: {self._argv[0]}")
+            return
+        self._pumps = [spawn_logged(self._pump_stdout), spawn_logged(self._pump_stderr)]
+        spawn_logged(self._wait_for_exit)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    @guarded
+    def write(self, frames: list[dict]) -> None:
+        if self._proc is None or self._terminating:
+            self._owner.on_cli_write_failed(self._generation, f"{self._label} is not running")
+            return
+        data = b"".join(json.dumps(frame, separators=(",", ":")).encode() + b"\n" for frame in frames)
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            self._owner.on_cli_write_failed(self._generation, f"could not write to {self._label}: {exc}")
+
+    @guarded
+    def terminate(self) -> None:
+        """Ends the CLI and every process it started; on_cli_exit follows."""
+        if self._terminating or self._proc is None:
+            return
+        self._terminating = True
+        spawn_logged(self._terminate)
+
+    def _terminate(self):
+        outcome = proctree.terminate(self._proc, self._tag)
+        daemon_log(f"{self._label} pid {self._proc.pid} ended: {outcome}")
+
+    def _pump_stdout(self):
+        stream = self._proc.stdout
+        count = 0
+        for line in stream:
+            count += 1
+            if count % YIELD_EVERY_LINES == 0:
+                gevent.sleep(0)
+            raw = line.strip()
+            if not raw:
+                continue
+            try:
+                frame = json.loads(raw)
+            except ValueError:
+                frame = None
+            if not isinstance(frame, dict):
+                daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout: {raw[:200]!r}")
+                continue
+            self._owner.on_cli_frame(self._generation, frame, raw)
+
+    def _pump_stderr(self):
+        for chunk in iter(lambda: self._proc.stderr.read1(65536) if hasattr(self._proc.stderr, "read1")
+                          else self._proc.stderr.read(4096), b""):
+            self._stderr_tail = (self._stderr_tail + chunk)[-STDERR_TAIL_BYTES:]
+
+    def _wait_for_exit(self):
+        code = self._proc.wait()
+        gevent.joinall(self._pumps, timeout=5)
+        # The CLI may leave tools behind (e.g. a backgrounded child); nothing it started outlives it.
+        if not self._terminating:
+            outcome = proctree.terminate(self._proc, self._tag)
+            if outcome.sigterm or outcome.sigkill:
+                daemon_log(f"{self._label} pid {self._proc.pid} left processes behind; ended them: {outcome}")
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
+            try:
+                stream.close()
+            except Exception:
+                pass
+        self._report_exit(code, self._stderr_tail.decode("utf-8", "replace"))
+
+    def _report_exit(self, code, stderr_tail):
+        if not self._exit_reported:
+            self._exit_reported = True
+            self._owner.on_cli_exit(self._generation, code, stderr_tail)
+        self.stop()  # Actor.stop() is a tell: safe from a pump greenlet
+
+    def on_stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            # Stopped before the CLI ended (daemon shutdown): end it now, synchronously.
+            self._terminating = True
+            proctree.terminate(self._proc, self._tag)

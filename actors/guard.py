@@ -1,0 +1,41 @@
+"""Keeping failures inside actors and greenlets visible, and never fatal to the daemon.
+
+pykka stops an actor whose message handler raises with nobody waiting on the result, and a
+greenlet that dies takes its error with it. Every upward (fire-and-forget) actor method is
+wrapped in ``guarded`` and every background greenlet is started with ``spawn_logged``.
+"""
+from __future__ import annotations
+
+import functools
+import traceback
+
+import gevent
+
+from actors.chatlog import daemon_log
+
+
+def guarded(method):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - logged, and the actor lives on
+            daemon_log(f"bug: {method.__qualname__} failed:\n{traceback.format_exc()}")
+            return None
+    return wrapper
+
+
+def spawn_logged(function, *args, **kwargs) -> gevent.Greenlet:
+    greenlet = gevent.spawn(function, *args, **kwargs)
+    greenlet.link_exception(_report)
+    return greenlet
+
+
+def spawn_later_logged(seconds: float, function, *args, **kwargs) -> gevent.Greenlet:
+    greenlet = gevent.spawn_later(seconds, function, *args, **kwargs)
+    greenlet.link_exception(_report)
+    return greenlet
+
+
+def _report(greenlet: gevent.Greenlet) -> None:
+    daemon_log(f"bug: background task {greenlet} failed: {greenlet.exception!r}")

@@ -1,0 +1,224 @@
+"""Claude Code's stream-json protocol: command lines, frames devhost writes, frames it reads.
+
+Plain logic, no I/O beyond locating a saved conversation. Measured behaviour of the real CLI
+(2.1.328) is in the project's reference notes; the parts this module relies on:
+- a user message with a ``uuid`` gets ``command_lifecycle`` frames (queued on receipt,
+  started at pickup, then completed/cancelled) and, with ``--replay-user-messages``, an echo
+  at pickup carrying the same uuid;
+- ``system/init`` comes at the start of every turn, with the session id and model;
+- exactly one ``result`` per turn; ``is_error`` (not ``subtype``) says whether it failed;
+- ``can_use_tool`` control requests wait for a ``control_response``; an interrupt withdraws
+  them with ``control_cancel_request``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from glob import glob
+
+from actors.harness import effects as fx
+
+HARNESS_ID = "claude-code"
+LABEL = "Claude Code"
+DEFAULT_COMMAND = ("claude",)
+
+_FLAGS = (
+    "-p",
+    "--input-format", "stream-json",
+    "--output-format", "stream-json",
+    "--verbose",
+    "--include-partial-messages",
+    "--replay-user-messages",
+    # Routes permission prompts to devhost as can_use_tool requests; without it the CLI
+    # silently denies every call that needs approval.
+    "--permission-prompt-tool", "stdio",
+)
+_CANCEL_QUEUED = "interrupt_cancel_queued_v1"
+_SETTLED = {"completed", "cancelled", "discarded", "refused"}
+
+
+def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None) -> list[str]:
+    argv = [*command, *_FLAGS]
+    if model:
+        argv.append(f"--model={model}")  # one argv item: a value can never read as a flag
+    if resume_id:
+        argv.append(f"--resume={resume_id}")
+    return argv
+
+
+def listing_command_line(command: tuple[str, ...]) -> list[str]:
+    """A process that answers ``initialize`` (which lists models) and runs no turn."""
+    return [*command, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+
+
+def initialize_request(request_id: str) -> dict:
+    return {"type": "control_request", "request_id": request_id, "request": {"subtype": "initialize"}}
+
+
+def models_from_initialize(response: dict) -> list[dict]:
+    models = []
+    for entry in response.get("models") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("value"), str):
+            models.append({
+                "id": entry["value"],
+                "label": entry.get("displayName") or entry["value"],
+                "description": entry.get("description") or "",
+            })
+    return models
+
+
+def find_conversation_cwd(session_id: str, env: dict) -> str | None:
+    """The working directory a saved conversation was started in, or None when none is saved."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+    for path in glob(os.path.join(glob_escape(config_dir), "projects", "*", f"{session_id}.jsonl")):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for _, line in zip(range(200), handle):
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict) and isinstance(record.get("cwd"), str):
+                        return record["cwd"]
+        except OSError:
+            continue
+        return ""  # saved, but the folder is not recorded: treat as unknown project
+    return None
+
+
+def glob_escape(path: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
+
+
+class ClaudeDriver:
+    """Per-process protocol state: which requests are ours, which messages are in flight."""
+
+    harness_id = HARNESS_ID
+    label = LABEL
+
+    def __init__(self):
+        self._request_counter = 0
+        self._ours: dict[str, str] = {}  # request_id -> subtype of requests devhost made
+        self.capabilities: tuple[str, ...] = ()
+        self.waiting: set[str] = set()  # written, not yet taken up or settled
+        self._interrupting = False
+
+    def _control(self, subtype: str, **fields) -> dict:
+        self._request_counter += 1
+        request_id = f"devhost-{self._request_counter}"
+        self._ours[request_id] = subtype
+        return {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}}
+
+    def start_frames(self) -> list[dict]:
+        return [self._control("initialize")]
+
+    def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]]) -> list[dict]:
+        if images:
+            content = [
+                {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+                for media_type, data in images
+            ]
+            if text:
+                content.append({"type": "text", "text": text})
+        else:
+            content = text
+        self.waiting.add(message_id)
+        return [{"type": "user", "message": {"role": "user", "content": content}, "uuid": message_id}]
+
+    def set_model_frames(self, model: str) -> list[dict]:
+        # "default" returns to the CLI's configured model.
+        return [self._control("set_model", model=model or "default")]
+
+    def interrupt_frames(self) -> list[dict]:
+        self._interrupting = True
+        fields = {"cancel_queued": True} if _CANCEL_QUEUED in self.capabilities else {}
+        return [self._control("interrupt", **fields)]
+
+    def stop_frames(self) -> list[dict]:
+        # end_session makes the CLI exit 0 by itself; signals are only the fallback.
+        return [self._control("end_session")]
+
+    def respond_frames(self, request_id, result: dict) -> list[dict]:
+        return [{"type": "control_response",
+                 "response": {"subtype": "success", "request_id": request_id, "response": result}}]
+
+    def decode(self, frame: dict) -> tuple[bool, list]:
+        """Returns (keep in history, effects)."""
+        kind = frame.get("type")
+        found: list = []
+        session_id = frame.get("session_id")
+        if isinstance(session_id, str) and session_id:
+            found.append(fx.NativeSession(session_id))
+        if kind == "command_lifecycle":
+            found.extend(self._lifecycle(frame))
+        elif kind == "user" and frame.get("isReplay") and isinstance(frame.get("uuid"), str):
+            found.append(fx.Delivery(frame["uuid"], "started"))
+            self.waiting.discard(frame["uuid"])
+        elif kind == "system" and frame.get("subtype") == "init":
+            # system/init (not initialize) lists the interrupt and lifecycle capabilities.
+            self._learn_capabilities(frame.get("capabilities"))
+            if isinstance(frame.get("model"), str):
+                found.append(fx.ModelInUse(frame["model"]))
+        elif kind == "result":
+            found.append(self._result(frame))
+        elif kind == "control_request":
+            request = frame.get("request") or {}
+            found.append(fx.RequestOpened(frame.get("request_id"), str(request.get("subtype", "unknown"))))
+        elif kind == "control_cancel_request":
+            found.append(fx.RequestClosed(frame.get("request_id")))
+        elif kind == "control_response":
+            return False, found + self._reply(frame.get("response") or {})
+        elif kind == "keep_alive":
+            return False, found
+        return True, found
+
+    def _learn_capabilities(self, listed) -> None:
+        if isinstance(listed, list):
+            self.capabilities = tuple(dict.fromkeys([*self.capabilities, *(c for c in listed if isinstance(c, str))]))
+
+    def _lifecycle(self, frame: dict) -> list:
+        message_id, state = frame.get("command_uuid"), frame.get("state")
+        if not isinstance(message_id, str):
+            return []
+        if state == "queued":
+            return [fx.Delivery(message_id, "queued")]
+        if state == "started":
+            self.waiting.discard(message_id)
+            return [fx.Delivery(message_id, "started"), fx.TurnStarted()]
+        if state in _SETTLED:
+            self.waiting.discard(message_id)
+            settled = [fx.MessageSettled(message_id)]
+            if state in ("discarded", "refused"):
+                settled.insert(0, fx.Delivery(message_id, "error", f"Claude Code {state} the message"))
+            return settled
+        return []
+
+    def _result(self, frame: dict) -> fx.TurnEnded:
+        interrupting, self._interrupting = self._interrupting, False
+        if not frame.get("is_error"):
+            return fx.TurnEnded()
+        reason = frame.get("terminal_reason")
+        if interrupting and reason in ("aborted_streaming", "aborted_tools"):
+            return fx.TurnEnded(interrupted=True)
+        text = frame.get("result")
+        if not isinstance(text, str) or not text.strip():
+            errors = [e for e in frame.get("errors") or [] if isinstance(e, str)]
+            text = "; ".join(errors) or f"Claude Code turn failed ({reason or frame.get('subtype') or 'no reason given'})"
+        return fx.TurnEnded(error=text.strip())
+
+    def _reply(self, response: dict) -> list:
+        subtype = self._ours.pop(response.get("request_id"), None)
+        if subtype is None:
+            return []
+        if response.get("subtype") == "error":
+            return [fx.ControlFailed(f"Claude Code refused {subtype}: {response.get('error') or 'no reason given'}")]
+        payload = response.get("response") or {}
+        if subtype == "initialize":
+            self._learn_capabilities(payload.get("capabilities"))
+            return [fx.Ready(self.capabilities)]
+        if subtype == "set_model" and isinstance(payload.get("model"), str):
+            return [fx.ModelInUse(payload["model"])]
+        return []
+
+
+Driver = ClaudeDriver

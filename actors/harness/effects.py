@@ -1,0 +1,66 @@
+"""What a decoded native frame means to a chat, independent of which CLI sent it.
+
+A harness module turns each CLI frame into a list of these; the Chat actor applies them. They
+carry no native payload: the payload itself goes to the event history unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ready:
+    """The CLI answered its handshake and takes messages."""
+    capabilities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NativeSession:
+    session_id: str
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """Evidence of what became of one message devhost wrote (keyed by its native message id)."""
+    message_id: str
+    delivery: str  # "queued" | "started" | "error"
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class MessageSettled:
+    """The CLI is done with a message: completed, cancelled, discarded or refused."""
+    message_id: str
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    pass
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    error: str | None = None  # None: completed or interrupted on request
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class RequestOpened:
+    request_id: str | int
+    kind: str
+
+
+@dataclass(frozen=True)
+class RequestClosed:
+    request_id: str | int
+
+
+@dataclass(frozen=True)
+class ModelInUse:
+    model: str
+
+
+@dataclass(frozen=True)
+class ControlFailed:
+    """A request devhost made to the CLI failed; the text is shown to the person."""
+    message: str

@@ -1,0 +1,105 @@
+"""The HarnessCatalog actor: which CLIs exist here and which models each offers.
+
+Models are asked from the CLI itself without sending a prompt (Claude Code answers its
+``initialize`` control request with its model list; no model request is made). Answers are
+cached per command line, so pages opening the picker do not start a CLI each time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import gevent
+import pykka
+from gevent import subprocess
+
+from actors import proctree
+from actors.chatlog import daemon_log
+from actors.harness import HARNESSES, claude
+from actors.session_rules import cut_utf8
+
+CACHE_SECONDS = 600
+LIST_TIMEOUT = 20.0
+
+
+class HarnessCatalog(pykka.ThreadingActor):
+    def __init__(self, environment: dict | None = None):
+        super().__init__()
+        self._environment = environment if environment is not None else dict(os.environ)
+        self._cache: dict[tuple, tuple[float, dict]] = {}
+
+    def harnesses(self, commands: dict[str, tuple[str, ...]], cwd: str) -> list[dict]:
+        entries = []
+        for harness_id, module in HARNESSES.items():
+            command = commands.get(harness_id) or module.DEFAULT_COMMAND
+            entries.append(self._entry(module, command, cwd))
+        # Harnesses devhostd knows of but cannot drive yet are listed, honestly unavailable.
+        if "codex" not in HARNESSES:
+            entries.append({"id": "codex", "label": "Codex", "available": False, "models": [],
+                            "error": "this devhostd does not drive Codex yet"})
+        return entries
+
+    def _entry(self, module, command: tuple[str, ...], cwd: str) -> dict:
+        key = (module.HARNESS_ID, command)
+        cached = self._cache.get(key)
+        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        entry = {"id": module.HARNESS_ID, "label": module.LABEL, "available": False, "models": []}
+        executable = shutil.which(command[0], path=self._environment.get("PATH"))
+        if executable is None:
+            entry["error"] = f"{command[0]} was not found on the daemon's PATH; install {module.LABEL} " \
+                             f"or set [devtools.chat.{module.HARNESS_ID}] command in the manifest"
+            return entry  # not cached: installing the CLI should show up at the next look
+        entry["available"] = True
+        try:
+            entry["models"] = list_claude_models((executable, *command[1:]), cwd, self._environment)
+        except ModelListError as exc:
+            entry["error"] = str(exc)
+        self._cache[key] = (time.monotonic(), entry)
+        return entry
+
+
+class ModelListError(Exception):
+    pass
+
+
+def list_claude_models(command: tuple[str, ...], cwd: str, environment: dict) -> list[dict]:
+    """Starts the CLI, sends ``initialize``, reads its model list, ends the CLI."""
+    env = dict(environment)
+    tag = proctree.make_tag("models")
+    env[tag[0]] = tag[1]
+    try:
+        proc = subprocess.Popen(claude.listing_command_line(command), cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        raise ModelListError(f"could not start {command[0]}: {exc.strerror or exc}") from None
+    try:
+        proc.stdin.write(json.dumps(claude.initialize_request("devhost-models")).encode() + b"\n")
+        proc.stdin.flush()
+        with gevent.Timeout(LIST_TIMEOUT, False):
+            for line in proc.stdout:
+                try:
+                    frame = json.loads(line)
+                except ValueError:
+                    continue
+                response = frame.get("response") if isinstance(frame, dict) else None
+                if frame.get("type") == "control_response" and isinstance(response, dict) \
+                        and response.get("request_id") == "devhost-models":
+                    if response.get("subtype") != "success":
+                        raise ModelListError(f"{claude.LABEL} refused to list models: {response.get('error')}")
+                    proc.stdin.write(json.dumps(claude.ClaudeDriver().stop_frames()[0]).encode() + b"\n")
+                    proc.stdin.flush()
+                    return claude.models_from_initialize(response.get("response") or {})
+        stderr = b""
+        if proc.poll() is not None:
+            stderr = proc.stderr.read() or b""
+        detail = cut_utf8(" ".join(stderr.decode("utf-8", "replace").split()), 300)
+        raise ModelListError(f"{claude.LABEL} did not list its models" + (f": {detail}" if detail else ""))
+    except OSError as exc:
+        raise ModelListError(f"could not talk to {command[0]}: {exc}") from None
+    finally:
+        outcome = proctree.terminate(proc, tag)
+        if outcome.sigterm or outcome.sigkill:
+            daemon_log(f"model listing process needed signals to end: {outcome}")

@@ -1,0 +1,87 @@
+"""A session's native event history: every CLI frame, in order, on disk.
+
+The file is a private temporary file that is unlinked as soon as it is opened, so its space
+is freed when the daemon closes it, even after a crash. Each record is msgpack of
+``(sequence, raw_json_bytes)``: the CLI's own line, byte for byte, so a snapshot never
+re-encodes anything. Only the record offsets live in memory (8 bytes an event), and readers
+use ``os.pread`` so a socket can stream a snapshot while the chat keeps appending.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from array import array
+from typing import Iterator
+
+import msgpack
+
+
+class HistoryWriteError(Exception):
+    """The history could not be written; the caller must stop the session, not drop events."""
+
+
+class EventHistory:
+    def __init__(self, fd: int | None = None, directory: str | None = None):
+        # An injected fd lets tests hand in a file that really fails (e.g. /dev/full).
+        self._fd = fd if fd is not None else _private_unlinked_file(directory)
+        self._offsets = array("Q")
+        self._end = 0
+        self._closed = False
+
+    @property
+    def last_sequence(self) -> int:
+        return len(self._offsets)
+
+    def append(self, raw_json: bytes) -> int:
+        """Stores one event and returns its sequence (from 1)."""
+        if self._closed:
+            raise HistoryWriteError("the event history is closed")
+        sequence = len(self._offsets) + 1
+        record = msgpack.packb((sequence, raw_json), use_bin_type=True)
+        try:
+            written = os.pwrite(self._fd, record, self._end)
+        except OSError as exc:
+            raise HistoryWriteError(f"could not write the event history: {exc.strerror or exc}") from exc
+        if written != len(record):
+            raise HistoryWriteError("could not write the event history: short write (disk full?)")
+        self._offsets.append(self._end)
+        self._end += len(record)
+        return sequence
+
+    def read(self, first: int = 1, last: int | None = None, chunk_bytes: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
+        """Yields ``(sequence, raw_json)`` for ``first..last`` (inclusive), reading from disk.
+
+        ``last`` is fixed by the caller (the chat's sequence at attach time) so appends that
+        happen while this runs are not read twice.
+        """
+        last = self.last_sequence if last is None else min(last, self.last_sequence)
+        if first > last:
+            return
+        start = self._offsets[first - 1]
+        stop = self._offsets[last] if last < len(self._offsets) else self._end
+        unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=64 << 20)
+        position = start
+        while position < stop:
+            data = os.pread(self._fd, min(chunk_bytes, stop - position), position)
+            if not data:
+                raise OSError("event history ended early")
+            position += len(data)
+            unpacker.feed(data)
+            for sequence, raw in unpacker:
+                yield sequence, raw
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+
+def _private_unlinked_file(directory: str | None) -> int:
+    # TemporaryFile uses O_TMPFILE where it can and unlinks at once otherwise; mode 0600.
+    handle = tempfile.TemporaryFile(prefix="devhostd-history-", dir=directory, buffering=0)
+    fd = os.dup(handle.fileno())
+    handle.close()
+    return fd

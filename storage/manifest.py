@@ -1,0 +1,157 @@
+"""The stack manifest (``devhost.toml``): stack name, routed services, chat settings.
+
+Only the daemon's operator writes this file; nothing a browser sends ever reaches it. It is
+re-read when it changes on disk, so a new prompt or a switched checkout applies to the next
+request without a restart; a broken edit keeps the last good manifest and says why.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+
+# The text devhost appends to each message when the manifest names no prompt.
+DEFAULT_PROMPT = """\
+You are chatting from the browser page of a service the person is developing; the running \
+app reloads from this checkout. Keep the app working while you change it: for anything \
+larger than a small fix, make the change in a git worktree on its own branch (`git worktree \
+add`), test it there, and tell the person how to review and merge it. Say which files you \
+changed and how to see the result in the page."""
+
+HARNESS_IDS = ("claude-code", "codex")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
+
+
+class ManifestError(ValueError):
+    """The manifest cannot be used; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    host: str  # routed hostname, lower case, no port
+    root: str  # absolute path of the checkout
+    upstream: str | None = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: str | None  # None: the embedded default (no manifest file)
+    name: str
+    services: tuple[Service, ...]
+    prompt: str = DEFAULT_PROMPT
+    commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def service_for_host(self, hostname: str) -> Service | None:
+        hostname = hostname.lower().rstrip(".")
+        for service in self.services:
+            if service.host == hostname:
+                return service
+        return None
+
+
+def default_manifest(directory: str) -> Manifest:
+    """No manifest: the directory is the one routed project, served as ``localhost``."""
+    directory = os.path.realpath(directory)
+    name = os.path.basename(directory) or "devhost"
+    return Manifest(path=None, name=name, services=(Service("default", "localhost", directory),))
+
+
+def load_manifest(path: str) -> Manifest:
+    path = os.path.realpath(path)
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: no such manifest file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML: {exc}") from None
+    return parse_manifest(data, path)
+
+
+def parse_manifest(data: dict, path: str) -> Manifest:
+    base = os.path.dirname(path)
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ManifestError(f"{path}: `name` (the stack name) must be a non-empty string")
+    services_table = data.get("services", {})
+    if not isinstance(services_table, dict) or not services_table:
+        raise ManifestError(f"{path}: add at least one [services.<name>] table with `host` and `root`")
+    services, hosts = [], set()
+    for service_name, table in services_table.items():
+        where = f"{path}: [services.{service_name}]"
+        if not isinstance(table, dict):
+            raise ManifestError(f"{where} must be a table")
+        host = table.get("host")
+        if not isinstance(host, str) or not _HOSTNAME.match(host.lower()):
+            raise ManifestError(f"{where}: `host` must be a hostname such as \"app.localhost\"")
+        host = host.lower()
+        if host in hosts or host == "127.0.0.1":
+            raise ManifestError(f"{where}: host {host!r} is already taken")
+        hosts.add(host)
+        root = table.get("root", ".")
+        if not isinstance(root, str):
+            raise ManifestError(f"{where}: `root` must be a path relative to the manifest")
+        root = os.path.realpath(os.path.join(base, root))
+        if not os.path.isdir(root):
+            raise ManifestError(f"{where}: root {root} is not a directory")
+        upstream = table.get("upstream")
+        if upstream is not None and not (isinstance(upstream, str) and re.match(r"^https?://", upstream)):
+            raise ManifestError(f"{where}: `upstream` must be an http:// URL")
+        services.append(Service(service_name, host, root, upstream))
+    chat = data.get("devtools", {}).get("chat", {}) if isinstance(data.get("devtools", {}), dict) else {}
+    if not isinstance(chat, dict):
+        raise ManifestError(f"{path}: [devtools.chat] must be a table")
+    prompt = chat.get("prompt", DEFAULT_PROMPT)
+    if not isinstance(prompt, str):
+        raise ManifestError(f"{path}: [devtools.chat] `prompt` must be a string (\"\" appends nothing)")
+    commands = {}
+    for harness in HARNESS_IDS:
+        table = chat.get(harness)
+        if table is None:
+            continue
+        command = table.get("command") if isinstance(table, dict) else None
+        if isinstance(command, str):
+            command = [command]
+        if not (isinstance(command, list) and command and all(isinstance(p, str) and p for p in command)):
+            raise ManifestError(f"{path}: [devtools.chat.{harness}] `command` must be a string or a list of strings")
+        if "/" in command[0] and not os.path.isabs(command[0]):
+            command[0] = os.path.normpath(os.path.join(base, command[0]))
+        commands[harness] = tuple(command)
+    return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands)
+
+
+class ManifestSource:
+    """Hands out the current manifest, re-reading the file when its mtime or size changes."""
+
+    def __init__(self, path: str | None, directory: str, log=None):
+        self._log = log or (lambda message: None)
+        if path is None:
+            self._path = None
+            self._manifest = default_manifest(directory)
+            self._stamp = None
+        else:
+            self._path = os.path.realpath(path)
+            self._stamp = self._read_stamp()
+            self._manifest = load_manifest(self._path)  # a bad manifest at start-up is fatal
+
+    def _read_stamp(self):
+        try:
+            info = os.stat(self._path)
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size)
+
+    def current(self) -> Manifest:
+        if self._path is None:
+            return self._manifest
+        stamp = self._read_stamp()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._manifest = load_manifest(self._path)
+                self._log(f"manifest reloaded: {self._path}")
+            except ManifestError as exc:
+                self._log(f"manifest not reloaded, keeping the last good one: {exc}")
+        return self._manifest

@@ -1,0 +1,382 @@
+"""A scripted mock of the Anthropic Messages API, for driving the real ``claude`` CLI in tests.
+
+    mock = MockAnthropic(script=[text_reply("Hello from the mock.")])
+    with mock:
+        env = claude_env(home, mock.url)          # tests/peers.py
+        ...run claude...
+        body = mock.wait_for_requests(1)[0]
+        assert "hello" in message_text(body)
+
+Which requests consume the script
+---------------------------------
+Only *model-turn* requests do: ``POST /v1/messages`` whose body carries a non-empty ``tools``
+list (claude 2.1.328 streams all of them). Each one takes the next scripted reply, is appended
+to ``.requests`` (the parsed JSON body) and answered as SSE when ``stream`` is true, as one
+JSON message otherwise. When the script is empty the answer is the text
+``DEFAULT_TEXT`` ("mock: nothing scripted"), so a test that scripted too little fails on a
+readable assertion instead of hanging.
+
+Everything else is a *side request* and never touches the script or ``.requests``:
+
+* ``POST /v1/messages`` without tools (the ``set_model`` probe with ``max_tokens: 1``, and any
+  title/summary-style call): a short text message ``SIDE_TEXT``, streamed or not as asked;
+* ``POST /v1/messages/count_tokens``: ``{"input_tokens": <rough estimate>}``;
+* ``GET /v1/models``: a one-model list; any ``HEAD``: 200 with no body;
+* anything else: 404 with an Anthropic-style ``not_found_error`` body.
+
+``MockAnthropic(reject_models={"bogus-model"})`` answers any ``/v1/messages`` request for one of
+those models with 404 ``not_found_error``, as the real API does for an unknown model: the
+``set_model`` probe then fails with ``not_found``, and a turn with that model ends in an error
+(such a turn request is still recorded, but takes nothing from the script).
+
+Every request, turn or side, is also appended to ``.log`` as a dict
+``{"kind", "method", "path", "headers", "body"}`` (kind is ``"turn"`` or ``"side"``).
+
+Replies
+-------
+* ``text_reply(*chunks, delay=0)``: one text block, one ``text_delta`` per chunk, ``delay``
+  seconds between chunks (none before the first): ``text_reply(*["w "] * 40, delay=0.25)``
+  is a slow stream a test can interrupt. A client that hangs up mid-stream ends it quietly.
+* ``tool_use_reply(name, input, text=None, id=None)``: optional leading text block, then a
+  ``tool_use`` block, ``stop_reason: "tool_use"``. The id (``.id``) is generated unless given.
+* ``error_reply(status, type, message, times=1, headers=None)``: HTTP ``status`` with
+  ``{"type": "error", "error": {"type": type, "message": message}}``. It answers ``times``
+  consecutive turn requests (the CLI retries 401/429/5xx: with ``CLAUDE_CODE_MAX_RETRIES=N`` one
+  failed turn makes N+1 requests), then the script moves on. ``times=None`` makes it sticky: it
+  answers every later turn request and the replies after it are never reached.
+
+Concurrency: the server runs in gevent greenlets of the calling process (the test process is
+monkey-patched), so the caller must block cooperatively (gevent subprocess pipes, gevent.sleep,
+patched locks), which every patched call does. ``.add()``, ``.requests`` and
+``wait_for_requests()`` may be used from any greenlet or patched thread. ``stop()`` closes the
+listener, ends open streams at their next chunk and kills the remaining handlers.
+"""
+import gzip
+import http
+import itertools
+import json
+import threading
+import uuid
+from collections import deque
+from urllib.parse import urlsplit
+
+from gevent import pool, pywsgi
+
+DEFAULT_TEXT = "mock: nothing scripted"
+SIDE_TEXT = "mock side reply"
+MODEL_IDS = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-4-5")
+
+
+def _new_id(prefix, n=24):
+    return prefix + uuid.uuid4().hex[:n]
+
+
+class Reply:
+    """One scripted answer to a model-turn request. Build it with the functions below."""
+
+    def __init__(self, blocks=(), stop_reason="end_turn", delay=0.0,
+                 status=200, error=None, times=1, headers=None):
+        self.blocks = list(blocks)  # [{"type": "text", "chunks": [...]} | tool_use block]
+        self.stop_reason = stop_reason
+        self.delay = delay
+        self.status = status
+        self.error = error  # (type, message) for an error reply
+        self.times = times
+        self.headers = dict(headers or {})
+
+    @property
+    def id(self):
+        """The id of the reply's tool_use block (None when it has none)."""
+        for block in self.blocks:
+            if block["type"] == "tool_use":
+                return block["id"]
+        return None
+
+    def __repr__(self):
+        if self.error:
+            return f"<error_reply {self.status} {self.error[0]} times={self.times}>"
+        return f"<reply {[b['type'] for b in self.blocks]} {self.stop_reason}>"
+
+
+def text_reply(*chunks, delay=0.0):
+    """A text answer streamed as one text_delta per chunk, ``delay`` seconds apart."""
+    if not chunks:
+        raise ValueError("text_reply needs at least one chunk")
+    return Reply([{"type": "text", "chunks": [str(c) for c in chunks]}], delay=delay)
+
+
+def tool_use_reply(name, input, text=None, id=None):
+    """Optional leading text, then a tool_use block; stop_reason is "tool_use"."""
+    blocks = [{"type": "text", "chunks": [text]}] if text else []
+    blocks.append({"type": "tool_use", "id": id or _new_id("toolu_mock_"), "name": name,
+                   "input": dict(input)})
+    return Reply(blocks, stop_reason="tool_use")
+
+
+def error_reply(status, type, message, times=1, headers=None):
+    """An HTTP error with an Anthropic error body, for ``times`` requests (None: for good)."""
+    if times is not None and times < 1:
+        raise ValueError("times must be >= 1 or None")
+    return Reply(status=status, error=(type, message), times=times, headers=headers)
+
+
+def message_text(body):
+    """All the text a request body carries in its messages (strings, text blocks, tool results)."""
+    parts = []
+
+    def walk(content):
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    if block.get("type") == "text":
+                        parts.append(block.get("text", ""))
+                    elif block.get("type") == "tool_result":
+                        walk(block.get("content"))
+
+    for msg in body.get("messages", []):
+        walk(msg.get("content"))
+    return "\n".join(parts)
+
+
+def _sse(event, data):
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def _status_line(status):
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = {529: "Overloaded"}.get(status, "Error")
+    return f"{status} {phrase}"
+
+
+class MockAnthropic:
+    """Scripted Messages API on 127.0.0.1:<ephemeral port>; see the module docstring."""
+
+    def __init__(self, script=(), reject_models=()):
+        self.reject_models = set(reject_models)
+        self._lock = threading.Condition()
+        self._script = deque(script)
+        self._stopping = threading.Event()
+        self._server = None
+        self._counter = itertools.count(1)
+        self._open_streams = 0
+        self.requests = []  # parsed bodies of model-turn requests, in arrival order
+        self.log = []  # every request: {"kind", "method", "path", "headers", "body"}
+        self.url = None
+
+    # -- life cycle ---------------------------------------------------------------------
+
+    def start(self):
+        if self._server is not None:
+            raise RuntimeError("MockAnthropic already started")
+        self._stopping.clear()
+        self._server = pywsgi.WSGIServer(("127.0.0.1", 0), self._app, spawn=pool.Pool(256),
+                                         log=None)
+        self._server.start()
+        self.url = f"http://127.0.0.1:{self._server.server_port}"
+        return self
+
+    def stop(self):
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()  # slow streams end at their next chunk
+        server.stop(timeout=0.5)  # then idle keep-alive handlers are killed
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- script and records -------------------------------------------------------------
+
+    def add(self, *replies):
+        """Append replies to the script."""
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def remaining(self):
+        """How many scripted replies are still waiting (a sticky error counts as one)."""
+        with self._lock:
+            return len(self._script)
+
+    @property
+    def open_streams(self):
+        """How many SSE answers are being written right now (a cut stream counts until the
+        mock's next write to it fails)."""
+        with self._lock:
+            return self._open_streams
+
+    def wait_for_requests(self, n, timeout=10.0):
+        """Block until at least ``n`` model-turn requests arrived; return a copy of them."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self.requests) >= n, timeout):
+                seen = [(e["kind"], e["method"], e["path"]) for e in self.log]
+                raise TimeoutError(f"mock got {len(self.requests)} model-turn requests, "
+                                   f"wanted {n} within {timeout}s; all requests: {seen}")
+            return list(self.requests)
+
+    def _take(self, body):
+        """Record a model-turn request and pick its reply."""
+        with self._lock:
+            self.requests.append(body)
+            self._lock.notify_all()
+            if not self._script:
+                return text_reply(DEFAULT_TEXT)
+            reply = self._script[0]
+            if reply.error and reply.times is None:
+                return reply  # sticky
+            if reply.error and reply.times > 1:
+                reply.times -= 1
+                # Hand out a one-shot copy so the repr of the queued one stays truthful.
+                return Reply(status=reply.status, error=reply.error, headers=reply.headers)
+            return self._script.popleft()
+
+    # -- HTTP ---------------------------------------------------------------------------
+
+    def _app(self, environ, start_response):
+        method = environ["REQUEST_METHOD"]
+        path = urlsplit(environ.get("PATH_INFO") or "/").path
+        headers = {k[5:].replace("_", "-").lower(): v
+                   for k, v in environ.items() if k.startswith("HTTP_")}
+        body = self._read_body(environ)
+        is_turn = (method == "POST" and path == "/v1/messages" and isinstance(body, dict)
+                   and bool(body.get("tools")))
+        with self._lock:
+            self.log.append({"kind": "turn" if is_turn else "side", "method": method,
+                             "path": path, "headers": headers, "body": body})
+        if (method == "POST" and path == "/v1/messages" and isinstance(body, dict)
+                and body.get("model") in self.reject_models):
+            if is_turn:
+                with self._lock:
+                    self.requests.append(body)
+                    self._lock.notify_all()
+            return self._json(start_response, 404, {"type": "error", "error": {
+                "type": "not_found_error", "message": f"model: {body['model']}"}})
+        if is_turn:
+            return self._answer(self._take(body), body, start_response)
+        if method == "HEAD":
+            start_response("200 OK", [("Content-Length", "0")])
+            return [b""]
+        if method == "POST" and path == "/v1/messages":
+            return self._answer(text_reply(SIDE_TEXT), body or {}, start_response)
+        if method == "POST" and path == "/v1/messages/count_tokens":
+            return self._json(start_response, 200,
+                              {"input_tokens": max(1, len(json.dumps(body)) // 4)})
+        if method == "GET" and path == "/v1/models":
+            data = [{"type": "model", "id": m, "display_name": m,
+                     "created_at": "2025-01-01T00:00:00Z"} for m in MODEL_IDS]
+            return self._json(start_response, 200, {"data": data, "has_more": False,
+                                                    "first_id": data[0]["id"],
+                                                    "last_id": data[-1]["id"]})
+        return self._json(start_response, 404, {
+            "type": "error",
+            "error": {"type": "not_found_error", "message": f"mock: no route {method} {path}"}})
+
+    @staticmethod
+    def _read_body(environ):
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        raw = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
+        if not raw:
+            return None
+        if environ.get("HTTP_CONTENT_ENCODING", "").lower() == "gzip":
+            raw = gzip.decompress(raw)
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _request_id(self):
+        return f"req_mock_{next(self._counter):04d}{uuid.uuid4().hex[:12]}"
+
+    def _json(self, start_response, status, obj, extra_headers=()):
+        data = json.dumps(obj).encode()
+        start_response(_status_line(status), [
+            ("Content-Type", "application/json"), ("Content-Length", str(len(data))),
+            ("request-id", self._request_id()), *extra_headers])
+        return [data]
+
+    def _answer(self, reply, body, start_response):
+        if reply.error:
+            err_type, message = reply.error
+            return self._json(start_response, reply.status,
+                              {"type": "error", "error": {"type": err_type, "message": message}},
+                              list(reply.headers.items()))
+        model = body.get("model") or MODEL_IDS[0]
+        if not body.get("stream"):
+            return self._json(start_response, 200, self._message(reply, model))
+        start_response("200 OK", [("Content-Type", "text/event-stream; charset=utf-8"),
+                                  ("Cache-Control", "no-cache"),
+                                  ("request-id", self._request_id())])
+        return self._events(reply, model)
+
+    @staticmethod
+    def _usage(output_tokens):
+        return {"input_tokens": 10, "output_tokens": output_tokens,
+                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+    def _message(self, reply, model):
+        content = []
+        for block in reply.blocks:
+            if block["type"] == "text":
+                content.append({"type": "text", "text": "".join(block["chunks"])})
+            else:
+                content.append(block)
+        return {"id": _new_id("msg_mock_"), "type": "message", "role": "assistant",
+                "model": model, "content": content, "stop_reason": reply.stop_reason,
+                "stop_sequence": None, "usage": self._usage(5)}
+
+    def _events(self, reply, model):
+        """The SSE body; each yielded event is written and flushed on its own."""
+        with self._lock:
+            self._open_streams += 1
+        try:
+            yield from self._event_list(reply, model)
+        finally:  # also runs when the client hangs up (pywsgi closes the generator)
+            with self._lock:
+                self._open_streams -= 1
+
+    def _event_list(self, reply, model):
+        yield _sse("message_start", {"type": "message_start", "message": {
+            "id": _new_id("msg_mock_"), "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": self._usage(1)}})
+        yield _sse("ping", {"type": "ping"})
+        output_tokens = 1
+        for index, block in enumerate(reply.blocks):
+            if block["type"] == "text":
+                yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "text", "text": ""}})
+                for n, chunk in enumerate(block["chunks"]):
+                    if n and reply.delay and self._stopping.wait(reply.delay):
+                        return  # stop(): end the stream where it is
+                    output_tokens += 1
+                    yield _sse("content_block_delta", {"type": "content_block_delta",
+                                                       "index": index,
+                                                       "delta": {"type": "text_delta",
+                                                                 "text": chunk}})
+            else:
+                yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {**block, "input": {}}})
+                js = json.dumps(block["input"])
+                half = len(js) // 2
+                for part in (js[:half], js[half:]):  # two deltas, as partial JSON arrives
+                    output_tokens += 1
+                    yield _sse("content_block_delta", {"type": "content_block_delta",
+                                                       "index": index,
+                                                       "delta": {"type": "input_json_delta",
+                                                                 "partial_json": part}})
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        yield _sse("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": reply.stop_reason,
+                                               "stop_sequence": None},
+                                     "usage": {"output_tokens": output_tokens}})
+        yield _sse("message_stop", {"type": "message_stop"})

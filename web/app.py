@@ -1,0 +1,285 @@
+"""The bottle app: thin routes that parse, check, ask an actor (with a timeout), and answer.
+
+Every answer under ``/__devhost__/`` is JSON; every refusal is ``{"error": <what to change>}``
+with a 4xx status. The WSGI wrapper in ``DevhostApp`` applies the Host and Origin rules to
+every request before a route sees it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from urllib.parse import parse_qs
+
+import bottle
+import pykka
+
+from actors.host import ChatRequestError
+from storage.manifest import HARNESS_IDS, ManifestSource
+from storage.panel import PanelError, PanelPositions, validate_position
+from web import security
+from web.chat_socket import serve_chat_socket
+from web.commands import check_model
+from web.routing import RouteError, resolve_directory
+
+ASK_TIMEOUT = 10.0
+MODELS_TIMEOUT = 45.0
+MAX_JSON_BODY = 64 * 1024
+_UUID_CHARS = set("0123456789abcdefABCDEF-")
+
+
+@dataclass
+class Context:
+    manifests: ManifestSource
+    host: pykka.ActorProxy
+    catalog: pykka.ActorProxy
+    panels: PanelPositions
+    address: str
+    port: int
+    source_root: str
+
+    @property
+    def control_host(self) -> str:
+        return security.format_host(self.address, self.port)
+
+    @property
+    def control_origin(self) -> str:
+        return f"http://{self.control_host}"
+
+
+class Refusal(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _json(value, status: int = 200) -> bottle.HTTPResponse:
+    return bottle.HTTPResponse(json.dumps(value), status=status,
+                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
+
+
+def _ask(future, timeout: float = ASK_TIMEOUT):
+    try:
+        return future.get(timeout=timeout)
+    except pykka.Timeout:
+        raise Refusal(503, "the daemon is busy; try again in a moment") from None
+    except ChatRequestError as exc:
+        raise Refusal(exc.status, str(exc)) from None
+
+
+class DevhostApp:
+    """WSGI entry: security checks, then the bottle routes."""
+
+    def __init__(self, context: Context):
+        self.context = context
+        self.bottle = build_routes(context)
+
+    def _allowed_hosts(self):
+        manifest = self.context.manifests.current()
+        return security.allowed_hosts(self.context.control_host, [s.host for s in manifest.services], self.context.port)
+
+    def _refusal(self, environ) -> tuple[str, str] | None:
+        host = environ.get("HTTP_HOST")
+        message = security.host_refusal(host, self._allowed_hosts())
+        if message:
+            return "403 Forbidden", message
+        is_upgrade = environ.get("HTTP_UPGRADE", "").lower() == "websocket"
+        message = security.origin_refusal(environ.get("REQUEST_METHOD", "GET"), is_upgrade,
+                                          environ.get("HTTP_ORIGIN"), host)
+        if message:
+            return "403 Forbidden", message
+        return None
+
+    def websocket_precheck(self, environ):
+        refusal = self._refusal(environ)
+        if refusal:
+            return refusal
+        if environ.get("PATH_INFO") != "/__devhost__/ws/chat":
+            return "404 Not Found", "no WebSocket is served at this path"
+        try:
+            _chat_for_socket(self.context, environ)
+        except Refusal as exc:
+            return f"{exc.status} {bottle.HTTP_CODES.get(exc.status, '')}".strip(), str(exc)
+        return None
+
+    def __call__(self, environ, start_response):
+        refusal = self._refusal(environ)
+        if refusal:
+            status, message = refusal
+            body = json.dumps({"error": message}).encode()
+            start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            return [body]
+        websocket = environ.get("wsgi.websocket")
+        if websocket is not None:
+            chat, record, query = _chat_for_socket(self.context, environ)
+            serve_chat_socket(websocket, self.context, chat, record, query, _request_hostname(self.context, environ))
+            return []
+        return self.bottle(environ, start_response)
+
+
+def _request_hostname(context: Context, environ) -> str | None:
+    """The routed hostname a request came to, or None on the control origin."""
+    host = (environ.get("HTTP_HOST") or "").lower()
+    if host == context.control_host.lower():
+        return None
+    return host.rsplit(":", 1)[0]
+
+
+def _query(environ) -> dict[str, str]:
+    return {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", "")).items()}
+
+
+def _directory(context: Context, environ, page_url, target) -> str:
+    try:
+        return resolve_directory(context.manifests.current(), page_url, target,
+                                 request_hostname=_request_hostname(context, environ), source_root=context.source_root)
+    except RouteError as exc:
+        raise Refusal(exc.status, str(exc)) from None
+
+
+def _chat_for_socket(context: Context, environ):
+    query = _query(environ)
+    session_id = query.get("sessionId")
+    if not session_id:
+        raise Refusal(400, "sessionId is required in the WebSocket address")
+    directory = _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
+    chat, record = _ask(context.host.chat(session_id))
+    if chat is None or record["projectRootPath"] != directory:
+        raise Refusal(404, f"no session {session_id} in this directory")
+    return chat, record, query
+
+
+def _body(request) -> dict:
+    data = request.body.read(MAX_JSON_BODY + 1)
+    if len(data) > MAX_JSON_BODY:
+        raise Refusal(413, f"the JSON body must be at most {MAX_JSON_BODY} bytes")
+    try:
+        value = json.loads(data or b"null")
+    except ValueError:
+        raise Refusal(400, "the body must be JSON") from None
+    if not isinstance(value, dict):
+        raise Refusal(400, "the body must be a JSON object")
+    return value
+
+
+def build_routes(context: Context) -> bottle.Bottle:
+    app = bottle.Bottle(catchall=True)
+    request = bottle.request
+
+    def handler(function):
+        def wrapped(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except Refusal as exc:
+                return _json({"error": str(exc)}, exc.status)
+        wrapped.__name__ = function.__name__
+        return wrapped
+
+    def directory_from_query():
+        return _directory(context, request.environ, request.query.get("pageURL"), request.query.get("chatTarget"))
+
+    @app.get("/__devhost__/config.json")
+    @handler
+    def config():
+        manifest = context.manifests.current()
+        return _json({
+            "name": manifest.name,
+            "controlOrigin": context.control_origin,
+            "devhostSourceRootPath": context.source_root,
+            "manifestPath": manifest.path or "",
+            "services": [{"name": s.name, "host": s.host, "url": f"http://{s.host}:{context.port}/",
+                          "projectRootPath": s.root} for s in manifest.services],
+            "features": {"chat": True},
+        })
+
+    @app.get("/__devhost__/chat/harnesses")
+    @handler
+    def harnesses():
+        directory = directory_from_query()
+        manifest = context.manifests.current()
+        return _json({"harnesses": _ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)})
+
+    @app.post("/__devhost__/chat/sessions")
+    @handler
+    def create_session():
+        body = _body(request)
+        directory = _directory(context, request.environ, body.get("pageURL"), body.get("target"))
+        harness = body.get("harness")
+        if harness not in HARNESS_IDS:
+            raise Refusal(400, f"harness must be one of: {', '.join(HARNESS_IDS)}")
+        model = body.get("model")
+        if model is not None:
+            try:
+                model = check_model(model) or None
+            except ValueError as exc:
+                raise Refusal(400, str(exc)) from None
+        resume_id = body.get("resumeId")
+        if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
+                                      or not set(resume_id) <= _UUID_CHARS):
+            raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
+        manifest = context.manifests.current()
+        available = {h["id"]: h for h in _ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)}
+        if not available.get(harness, {}).get("available"):
+            raise Refusal(400, f"harness {harness} is not available: {available.get(harness, {}).get('error', '')}")
+        command = manifest.commands.get(harness) or None
+        record = _ask(context.host.create(harness, directory, command or _default_command(harness), model,
+                                          resume_id.lower() if resume_id else None))
+        return _json(record, 201)
+
+    @app.get("/__devhost__/chat/sessions")
+    @handler
+    def list_sessions():
+        return _json({"sessions": _ask(context.host.list(directory_from_query()))})
+
+    @app.post("/__devhost__/chat/sessions/<session_id>/close")
+    @handler
+    def close_session(session_id):
+        directory = directory_from_query()
+        chat, record = _ask(context.host.chat(session_id))
+        if chat is None or record["projectRootPath"] != directory:
+            raise Refusal(404, f"no session {session_id} in this directory")
+        return _json(_ask(chat.close(1000)))
+
+    @app.route("/__devhost__/chat/panel", method=["GET", "PUT"])
+    @handler
+    def panel():
+        manifest = context.manifests.current()
+        if manifest.path is None:
+            raise Refusal(404, "panel positions are kept per manifest; this daemon runs without one")
+        if request.method == "GET":
+            return _json({"position": context.panels.load(manifest.path)})
+        try:
+            position = validate_position(_body(request))
+        except PanelError as exc:
+            raise Refusal(400, str(exc)) from None
+        context.panels.save(manifest.path, position)
+        return _json({"position": position})
+
+    @app.route("/__devhost__/<path:path>", method=["GET", "POST", "PUT", "DELETE", "PATCH"])
+    def unknown(path):
+        return _json({"error": f"nothing is served at /__devhost__/{path}"}, 404)
+
+    @app.get("/")
+    @app.get("/<path:path>")
+    def page(path=""):
+        manifest = context.manifests.current()
+        hostname = _request_hostname(context, request.environ)
+        title = manifest.name if hostname is None else f"{manifest.name}: {hostname}"
+        body = (f"<!doctype html><meta charset=utf-8><title>{bottle.html_escape(title)}</title>"
+                f"<h1>{bottle.html_escape(title)}</h1><p>devhostd serves this stack.</p>")
+        return bottle.HTTPResponse(body, headers={"Content-Type": "text/html; charset=utf-8"})
+
+    def error_page(res):
+        res.content_type = "application/json"
+        if res.status_code == 405:
+            return json.dumps({"error": f"method {request.method} is not allowed here"})
+        if res.status_code == 404:
+            return json.dumps({"error": f"nothing is served at {request.path}"})
+        return json.dumps({"error": "the daemon failed on this request; it is logged"})
+
+    app.default_error_handler = error_page
+    return app
+
+
+def _default_command(harness: str) -> tuple[str, ...]:
+    from actors.harness import HARNESSES
+    return HARNESSES[harness].DEFAULT_COMMAND

@@ -1,0 +1,139 @@
+"""One page's chat WebSocket: a snapshot, then live frames, and the page's commands.
+
+The socket's greenlet reads commands; a writer greenlet owns every write, fed by the sink the
+Chat actor pushes into. The snapshot streams the history from disk as one fragmented message,
+so a long conversation does not have to fit in memory.
+"""
+from __future__ import annotations
+
+import json
+
+import gevent
+import gevent.queue
+
+from actors.chatlog import daemon_log
+from actors.guard import spawn_logged
+from web.commands import CommandError, Interrupt, Respond, Send, parse_command
+from web.routing import RouteError, resolve_directory
+from web.websocket import MessageTooBig
+
+SINK_LIMIT = 5000  # frames queued for one socket before it counts as too slow
+_CLOSE = object()
+
+
+class SocketSink:
+    """What the Chat actor holds for a socket: push and close never block the actor."""
+
+    def __init__(self, limit: int = SINK_LIMIT):
+        self.queue = gevent.queue.Queue()
+        self._limit = limit
+        self.closed = False
+
+    def push(self, frame: bytes) -> None:
+        if self.closed:
+            return
+        if self.queue.qsize() >= self._limit:
+            # Too slow to keep up: disconnect; the page reconnects and reads a snapshot.
+            self.close(1013, "client too slow; reconnect for a snapshot")
+            return
+        self.queue.put_nowait(frame)
+
+    def close(self, code: int, reason: str = "") -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait((_CLOSE, code, reason))
+
+
+def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
+    sink = SocketSink()
+    try:
+        subscriber, record, pending, last_sequence, history = chat.attach(sink).get(timeout=10)
+    except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
+        ws.send_text(_frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
+        ws.close(1011)
+        return
+    writer = spawn_logged(_write, ws, sink, record, pending, last_sequence, history)
+    try:
+        _read(ws, context, chat, subscriber, record["projectRootPath"], query, request_hostname, sink)
+    finally:
+        chat.detach(subscriber)  # a tell: nothing waits on it
+        sink.close(1000)
+        writer.join(timeout=5)
+        if not writer.dead:
+            writer.kill(block=False)
+
+
+def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
+    while not sink.closed:
+        try:
+            message = ws.receive()
+        except MessageTooBig:
+            sink.push(_frame({"type": "error", "message": "a frame over 16 MiB was refused; a send must fit in 8 MiB"}))
+            sink.close(1009, "message too big")
+            return
+        if message is None:
+            return
+        try:
+            command = parse_command(message)
+        except CommandError as exc:
+            sink.push(_refusal(exc.command_id, str(exc), chat_id=query.get("sessionId")))
+            continue
+        where = _directory_now(context, query, request_hostname)
+        if where != root:
+            text = ("this page's checkout changed since the session started; the session keeps working in its "
+                    "own directory: open a new session for the current checkout")
+            sink.push(_refusal(getattr(command, "command_id", None), text, chat_id=query.get("sessionId")))
+            continue
+        if isinstance(command, Send):
+            chat.send(subscriber, command, context.manifests.current().prompt)
+        elif isinstance(command, Interrupt):
+            chat.interrupt(subscriber)
+        elif isinstance(command, Respond):
+            chat.respond(subscriber, command.request_id, command.result)
+
+
+def _directory_now(context, query, request_hostname) -> str | None:
+    try:
+        return resolve_directory(context.manifests.current(), query.get("pageURL"), query.get("chatTarget"),
+                                 request_hostname=request_hostname, source_root=context.source_root)
+    except RouteError:
+        return None
+
+
+def _write(ws, sink, record, pending, last_sequence, history) -> None:
+    try:
+        ws.send_fragments(_snapshot_pieces(record, pending, last_sequence, history))
+        while True:
+            item = sink.queue.get()
+            if isinstance(item, tuple) and item and item[0] is _CLOSE:
+                ws.close(item[1], item[2])
+                return
+            ws.send_text(item)
+    except OSError as exc:
+        daemon_log(f"chat socket closed while writing: {exc}")
+    except Exception as exc:  # noqa: BLE001 - geventwebsocket raises its own errors on dead sockets
+        if not ws.closed:
+            daemon_log(f"chat socket writer stopped: {exc!r}")
+    finally:
+        sink.closed = True
+
+
+def _snapshot_pieces(record, pending, last_sequence, history):
+    head = json.dumps({"type": "snapshot", "session": record, "pendingRequestIds": pending},
+                      separators=(",", ":")).encode()
+    yield head[:-1] + b',"events":['
+    for count, (sequence, raw) in enumerate(history.read(1, last_sequence)):
+        if count and count % 256 == 0:
+            gevent.sleep(0)  # a long history must not hold the hub
+        yield (b"," if count else b"") + b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
+    yield b"]}"
+
+
+def _refusal(command_id, message: str, chat_id=None) -> bytes:
+    if command_id:
+        return _frame({"type": "command_result", "sessionId": chat_id, "commandId": command_id, "error": message})
+    return _frame({"type": "error", "message": message})
+
+
+def _frame(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()

@@ -1,0 +1,136 @@
+"""Parsing and checking the commands a page sends on the chat socket.
+
+Everything here is pure: a frame comes in as text, a command or a refusal with a message that
+says what to change goes out. Nothing reaches a CLI before it passes.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+
+MAX_SEND_FRAME_BYTES = 8 * 1024 * 1024  # a whole send frame, as UTF-8 JSON
+MAX_COMMAND_ID = 200
+MAX_MODEL_ID = 128
+_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]*$")
+_DATA_URL = re.compile(r"^data:(image/(?:png|jpeg));base64,(.*)$", re.S)
+_PNG = b"\x89PNG\r\n\x1a\n"
+_JPEG = b"\xff\xd8\xff"
+
+
+class CommandError(ValueError):
+    def __init__(self, message: str, command_id: str | None = None):
+        super().__init__(message)
+        self.command_id = command_id
+
+
+@dataclass(frozen=True)
+class Send:
+    command_id: str
+    text: str
+    model: str | None  # None keeps the session's model; "" returns to the CLI's default
+    images: tuple[tuple[str, str], ...] = ()  # (media type, base64 data)
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    pass
+
+
+@dataclass(frozen=True)
+class Respond:
+    request_id: str | int
+    result: dict = field(default_factory=dict)
+
+
+def is_lowercase_uuid(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value
+    except (ValueError, AttributeError, TypeError):
+        return False
+
+
+def check_model(model) -> str:
+    if not isinstance(model, str):
+        raise ValueError("model must be a string (\"\" returns to the CLI's default)")
+    if model and (len(model) > MAX_MODEL_ID or not _MODEL.match(model)):
+        raise ValueError("model must be a model id such as \"sonnet\" or \"gpt-5-codex\" (letters, digits, . _ : / @ [ ] -)")
+    return model
+
+
+def parse_command(text: str | bytes):
+    raw_size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        raise CommandError("a command must be one JSON object, e.g. {\"type\": \"send\", ...}") from None
+    if not isinstance(frame, dict):
+        raise CommandError("a command must be a JSON object with a `type`")
+    kind = frame.get("type")
+    if kind == "send":
+        return _parse_send(frame, raw_size)
+    if kind == "interrupt":
+        return Interrupt()
+    if kind == "respond":
+        request_id = frame.get("requestId")
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) or request_id == "":
+            raise CommandError("respond needs `requestId`: the string or number listed in pendingRequestIds")
+        result = frame.get("result")
+        if not isinstance(result, dict):
+            raise CommandError("respond needs `result`: the CLI's own answer object, e.g. {\"behavior\": \"allow\"}")
+        return Respond(request_id, result)
+    raise CommandError(f"unknown command type {kind!r}; use send, interrupt or respond")
+
+
+def _parse_send(frame: dict, raw_size: int) -> Send:
+    command_id = frame.get("commandId")
+    if not isinstance(command_id, str) or not command_id or len(command_id) > MAX_COMMAND_ID:
+        raise CommandError(f"send needs `commandId`: a non-empty string of at most {MAX_COMMAND_ID} characters")
+    if raw_size > MAX_SEND_FRAME_BYTES:
+        raise CommandError(
+            f"this send is {raw_size} bytes; a whole send frame must fit in 8 MiB "
+            f"({MAX_SEND_FRAME_BYTES} bytes as UTF-8 JSON): send fewer or smaller images", command_id)
+    text = frame.get("text", "")
+    if not isinstance(text, str):
+        raise CommandError("send `text` must be a string", command_id)
+    model = frame.get("model")
+    if model is not None:
+        try:
+            model = check_model(model)
+        except ValueError as exc:
+            raise CommandError(str(exc), command_id) from None
+    images = frame.get("images") or []
+    if not isinstance(images, list):
+        raise CommandError("send `images` must be a list of {dataURL}", command_id)
+    decoded = []
+    for index, image in enumerate(images):
+        try:
+            decoded.append(check_image(image))
+        except ValueError as exc:
+            raise CommandError(f"image {index + 1}: {exc}", command_id) from None
+    if not text.strip() and not decoded:
+        raise CommandError("send needs some `text` or at least one image", command_id)
+    return Send(command_id, text, model, tuple(decoded))
+
+
+def check_image(image) -> tuple[str, str]:
+    """Returns (media type, base64) for a PNG or JPEG ``data:`` URL whose bytes really are one."""
+    if not isinstance(image, dict) or not isinstance(image.get("dataURL"), str):
+        raise ValueError("each image must be {\"dataURL\": \"data:image/png;base64,...\"}")
+    match = _DATA_URL.match(image["dataURL"])
+    if not match:
+        raise ValueError("only PNG or JPEG data: URLs (data:image/png;base64,… or data:image/jpeg;base64,…) are "
+                         "accepted; remote URLs, file paths and other formats are not")
+    media_type, data = match.group(1), re.sub(r"\s+", "", match.group(2))
+    try:
+        head = base64.b64decode(data[:64], validate=True) if data else b""
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("the data: URL is not valid base64") from None
+    magic = _PNG if media_type == "image/png" else _JPEG
+    if not head.startswith(magic):
+        raise ValueError(f"the data says {media_type} but its bytes are not a {media_type.split('/')[1].upper()} image")
+    return media_type, data

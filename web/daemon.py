@@ -1,0 +1,161 @@
+"""devhostd's main: arguments, actors in a fixed order, the server, and a clean stop.
+
+``bin/devhostd`` patches gevent before importing this module (pykka creates a lock when it is
+imported). Actors start in a fixed order and stop in reverse; on SIGINT/SIGTERM every session
+closes with 1001, every CLI and everything it started is ended, then leftovers are swept.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+
+import gevent
+import gevent.event
+import gevent.monkey
+import pykka
+from gevent.pywsgi import WSGIServer
+
+from actors import proctree
+from actors.chatlog import daemon_log
+from actors.harness_catalog import HarnessCatalog
+from actors.host import Host
+from storage.manifest import ManifestError, ManifestSource
+from storage.panel import PanelPositions
+from web import security
+from web.app import Context, DevhostApp
+from web.routing import development_source_root
+from web.websocket import DevhostHandler
+
+CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHUTDOWN_GRACE = 12.0
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="devhostd",
+        description="Chat from the page you are developing with the coding-agent CLIs installed here "
+                    "(Claude Code, Codex), working in that page's own checkout.")
+    parser.add_argument("--config", metavar="devhost.toml",
+                        help="the stack manifest: name, routed services (hostname -> checkout) and "
+                             "[devtools.chat]. Without it the current directory is the one routed "
+                             "project, served as http://localhost:PORT/")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="loopback address to listen on (default 127.0.0.1). There is no token: the "
+                             "origin is the only boundary, so other addresses are refused")
+    parser.add_argument("--port", type=int, default=7777,
+                        help="port to listen on (default 7777; 0 picks a free one, printed on start)")
+    parser.add_argument("--state-dir", metavar="DIR",
+                        help="where devhostd keeps its state, e.g. chat panel positions "
+                             "(default $XDG_STATE_HOME/devhostd or ~/.local/state/devhostd)")
+    args = parser.parse_args(argv)
+    if not security.is_loopback(args.host):
+        parser.error(f"--host {args.host}: only loopback addresses (127.0.0.1, ::1) may be used")
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be between 0 and 65535")
+    return args
+
+
+def default_state_dir() -> str:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "devhostd")
+
+
+def main(argv=None) -> int:
+    if not gevent.monkey.is_module_patched("threading"):
+        print("devhostd: gevent must patch the process before devhostd is imported (run bin/devhostd)",
+              file=sys.stderr)
+        return 2
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        manifests = ManifestSource(args.config, os.getcwd(), log=daemon_log)
+    except ManifestError as exc:
+        print(f"devhostd: {exc}", file=sys.stderr)
+        return 2
+    state_dir = os.path.realpath(args.state_dir or default_state_dir())
+
+    # Fixed start order; stopped in reverse.
+    started = []
+    catalog = HarnessCatalog.start()
+    started.append(catalog)
+    host = Host.start()
+    started.append(host)
+    for ref in started:
+        ref.proxy().actor_ref.is_alive() or sys.exit("devhostd: an actor failed to start")
+
+    try:
+        server = WSGIServer((args.host, args.port), None, handler_class=DevhostHandler, log=None,
+                            error_log=_ErrorLog())
+        server.init_socket()
+    except OSError as exc:
+        print(f"devhostd: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        _stop(started)
+        return 1
+    port = server.socket.getsockname()[1]
+    context = Context(manifests=manifests, host=host.proxy(), catalog=catalog.proxy(),
+                      panels=PanelPositions(state_dir), address=args.host, port=port,
+                      source_root=development_source_root(CODE_DIR))
+    server.application = DevhostApp(context)
+    server.start()
+
+    stopping = gevent.event.Event()
+    gevent.signal_handler(signal.SIGTERM, stopping.set)
+    gevent.signal_handler(signal.SIGINT, stopping.set)
+    print(f"devhostd: control origin {context.control_origin}", flush=True)
+    manifest = manifests.current()
+    for service in manifest.services:
+        daemon_log(f"{manifest.name}: {service.name} http://{service.host}:{port}/ -> {service.root}")
+    stopping.wait()
+
+    daemon_log("stopping: closing every session")
+    server.stop(timeout=1)  # no new requests; open sockets are closed by their sessions below
+    survivors = close_every_session(host.proxy())
+    _stop(list(reversed(started)))
+    leftovers = proctree.sweep_tag_prefix(proctree.daemon_tag_prefix())
+    if survivors or leftovers:
+        daemon_log(f"bug: processes outlived their sessions and were killed: {survivors or ''} {leftovers or ''}")
+    daemon_log("stopped")
+    return 0
+
+
+def close_every_session(host) -> list[str]:
+    events = []
+    for chat in host.chats().get(timeout=10):
+        try:
+            record = chat.close(1001).get(timeout=5)
+            events.append((record["id"], chat.cli_gone().get(timeout=5)))
+        except pykka.ActorDeadError:
+            continue
+        except pykka.Timeout:
+            events.append(("?", None))
+    deadline = gevent.get_hub().loop.now() + SHUTDOWN_GRACE
+    survivors = []
+    for session_id, gone in events:
+        remaining = max(0.0, deadline - gevent.get_hub().loop.now())
+        if gone is None or not gone.wait(timeout=remaining):
+            survivors.append(session_id)
+    gevent.sleep(0.2)  # lets the writers flush their 1001 close frames
+    return survivors
+
+
+def _stop(refs) -> None:
+    for ref in refs:
+        try:
+            ref.stop(timeout=10)
+        except (pykka.Timeout, pykka.ActorDeadError):
+            pass
+    pykka.ActorRegistry.stop_all(timeout=10)
+
+
+class _ErrorLog:
+    def write(self, text):
+        if text.strip():
+            daemon_log(f"server: {text.strip()}")
+
+    def flush(self):
+        pass
+
+
+

@@ -1,0 +1,164 @@
+"""WebSocket plumbing on top of gevent-websocket.
+
+- ``DevhostHandler`` refuses bad upgrades with a plain HTTP status *before* switching
+  protocols (400 / 403 / 404 with a JSON message), using a check the app provides.
+- ``BoundedWebSocket`` caps the size of one incoming message (a page cannot make the daemon
+  buffer without limit), validates UTF-8 at C speed (the library's validator is pure Python
+  and would block the hub on an 8 MiB frame), and sends pre-encoded text, optionally as
+  fragments so a long snapshot streams from disk without being built in memory.
+"""
+from __future__ import annotations
+
+import json
+
+import gevent.lock
+
+from geventwebsocket.exceptions import ProtocolError, WebSocketError
+from geventwebsocket.handler import WebSocketHandler
+from geventwebsocket.websocket import Header, Stream, WebSocket
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
+FRAGMENT_BYTES = 256 * 1024
+
+
+class MessageTooBig(Exception):
+    pass
+
+
+class BoundedWebSocket(WebSocket):
+    __slots__ = ("_write_lock",)
+    max_message_bytes = MAX_MESSAGE_BYTES
+
+    def __init__(self, environ, stream, handler):
+        super().__init__(environ, stream, handler)
+        self._write_lock = gevent.lock.RLock()
+
+    def read_message(self):
+        opcode = None
+        message = bytearray()
+        while True:
+            header, payload = self.read_frame_bounded(len(message))
+            f_opcode = header.opcode
+            if f_opcode in (self.OPCODE_TEXT, self.OPCODE_BINARY):
+                if opcode:
+                    raise ProtocolError("a new message started inside a fragmented one")
+                opcode = f_opcode
+            elif f_opcode == self.OPCODE_CONTINUATION:
+                if not opcode:
+                    raise ProtocolError("continuation frame without a message")
+            elif f_opcode == self.OPCODE_PING:
+                self.handle_ping(header, payload)
+                continue
+            elif f_opcode == self.OPCODE_PONG:
+                continue
+            elif f_opcode == self.OPCODE_CLOSE:
+                self.handle_close(header, payload)
+                return None
+            else:
+                raise ProtocolError(f"unexpected opcode {f_opcode!r}")
+            message += payload
+            if header.fin:
+                break
+        if opcode == self.OPCODE_TEXT:
+            return bytes(message).decode("utf-8")  # UnicodeDecodeError -> close 1007 in receive()
+        return bytes(message)
+
+    def read_frame_bounded(self, so_far: int):
+        header = Header.decode_header(self.stream)
+        if header.flags:
+            raise ProtocolError("reserved bits set")
+        if so_far + header.length > self.max_message_bytes:
+            raise MessageTooBig()
+        payload = self.raw_read(header.length) if header.length else b""
+        if len(payload) != header.length:
+            raise WebSocketError("unexpected EOF reading a frame")
+        if header.mask:
+            payload = header.unmask_payload(payload)
+        return header, payload
+
+    def receive(self):
+        """The next message, None when the socket is closed; MessageTooBig propagates."""
+        if self.closed:
+            return None
+        try:
+            return self.read_message()
+        except MessageTooBig:
+            raise
+        except UnicodeError:
+            self.close(1007)
+        except ProtocolError:
+            self.close(1002)
+        except (WebSocketError, OSError):
+            self.closed = True
+        return None
+
+    def _locked_write(self, data: bytes) -> None:
+        # The reader greenlet answers pings and close frames while the writer streams: one at a time.
+        with self._write_lock:
+            if self.raw_write is None:
+                raise WebSocketError("socket closed")
+            self.raw_write(data)
+
+    def send_frame(self, message, opcode):
+        self._locked_write(Header.encode_header(True, opcode, b"", len(message), 0) + bytes(message))
+
+    def send_text(self, data: bytes) -> None:
+        self._locked_write(Header.encode_header(True, self.OPCODE_TEXT, b"", len(data), 0) + data)
+
+    def send_fragments(self, pieces) -> None:
+        """Sends one text message made of byte pieces, in fragments of about FRAGMENT_BYTES."""
+        opcode = self.OPCODE_TEXT
+        buffer = bytearray()
+        for piece in pieces:
+            buffer += piece
+            if len(buffer) >= FRAGMENT_BYTES:
+                self._locked_write(Header.encode_header(False, opcode, b"", len(buffer), 0) + bytes(buffer))
+                opcode = self.OPCODE_CONTINUATION
+                buffer.clear()
+        self._locked_write(Header.encode_header(True, opcode, b"", len(buffer), 0) + bytes(buffer))
+
+    def close(self, code=1000, message=b""):
+        if self.closed:
+            return
+        try:
+            payload = code.to_bytes(2, "big") + (message.encode() if isinstance(message, str) else message or b"")
+            self._locked_write(Header.encode_header(True, self.OPCODE_CLOSE, b"", len(payload), 0) + payload)
+        except Exception:  # noqa: BLE001 - the peer may be gone already
+            pass
+        finally:
+            self.closed = True
+
+
+class DevhostHandler(WebSocketHandler):
+    """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
+
+    def run_application(self):
+        check = getattr(self.application, "websocket_precheck", None)
+        if _is_upgrade(self.environ) and check is not None:
+            refusal = check(self.environ)
+            if refusal is not None:
+                status, message = refusal
+                body = json.dumps({"error": message}).encode()
+                self.start_response(status, [("Content-Type", "application/json"),
+                                             ("Content-Length", str(len(body))),
+                                             ("Cache-Control", "no-store")])
+                self.result = [body]
+                self.process_result()
+                return None
+        return super().run_application()
+
+    def upgrade_connection(self):
+        result = super().upgrade_connection()
+        plain = getattr(self, "websocket", None)
+        if plain is not None:
+            plain.closed = True  # retired unused; its destructor must not send a close frame
+            self.websocket = BoundedWebSocket(self.environ, Stream(self), self)
+            self.environ["wsgi.websocket"] = self.websocket
+        return result
+
+    def log_request(self):
+        pass  # the daemon logs what matters itself; access lines would drown the chat log
+
+
+def _is_upgrade(environ) -> bool:
+    return environ.get("HTTP_UPGRADE", "").lower() == "websocket"
