@@ -11,6 +11,7 @@ client is too slow disconnects it, and the page reconnects to a snapshot).
 from __future__ import annotations
 
 import itertools
+import os
 import json
 import time
 import uuid
@@ -92,7 +93,14 @@ class Chat(pykka.ThreadingActor):
     def _start_cli(self) -> None:
         self._generation += 1
         self._driver = self._harness.Driver()
-        argv = self._harness.command_line(self._command, model=self._model, resume_id=self._native_id)
+        resume_id = self._native_id
+        if resume_id and self._harness.find_conversation_cwd(resume_id, os.environ) is None:
+            # The CLI died before it saved anything: there is nothing to resume, so the message
+            # starts a new conversation rather than fail on a resume the CLI would refuse.
+            chatlog.log(self._id, self._harness.HARNESS_ID, "session.restart", native=resume_id,
+                        note="conversation was never saved; starting a new one")
+            resume_id = None
+        argv = self._harness.command_line(self._command, model=self._model, resume_id=resume_id)
         self._starting = True
         self._cli_gone.clear()
         self._cli_ref = CliProcess.start(self.actor_ref.proxy(), self._generation, argv, self._root,
@@ -184,9 +192,8 @@ class Chat(pykka.ThreadingActor):
 
     @guarded
     def interrupt(self, subscriber: int) -> None:
-        if self._closed or self._cli is None:
-            self._tell_error(subscriber, "nothing to interrupt: the session's CLI is not running")
-            return
+        if self._closed or self._cli is None or not (self._turn_active or self._pending):
+            return  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
         self._cli.write(self._driver.interrupt_frames())
         chatlog.log(self._id, self._harness.HARNESS_ID, "turn.interrupt", pending=len(self._pending))
 

@@ -17,9 +17,9 @@ def format_line(session_id: str, harness: str, record: str, fields: dict) -> str
     for key, value in fields.items():
         if value is None:
             continue
-        text = str(value)
+        text = " ".join(str(value).split())  # one record, one line, whatever a value holds
         if key in ("error", "stderr"):
-            text = cut_utf8(" ".join(text.split()), ERROR_DETAIL_BYTES)
+            text = cut_utf8(text, ERROR_DETAIL_BYTES)
         parts.append(f"{key}={text}" if " " not in text else f'{key}="{text}"')
     return cut_utf8(" ".join(parts), LOG_LINE_BYTES)
 

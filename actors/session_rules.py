@@ -35,7 +35,9 @@ def cut_utf8(text: str, limit: int, marker: str = "…") -> str:
     if len(data) <= limit:
         return text
     room = limit - len(marker.encode())
-    return data[:max(room, 0)].decode("utf-8", "ignore") + marker
+    if room < 0:
+        return data[:max(limit, 0)].decode("utf-8", "ignore")  # no room for the marker: the limit wins
+    return data[:room].decode("utf-8", "ignore") + marker
 
 
 def exit_reason(label: str, code: int | None, stderr_tail: str) -> str:

@@ -84,7 +84,7 @@ def parse_manifest(data: dict, path: str) -> Manifest:
         if not isinstance(table, dict):
             raise ManifestError(f"{where} must be a table")
         host = table.get("host")
-        if not isinstance(host, str) or not _HOSTNAME.match(host.lower()):
+        if not isinstance(host, str) or not _HOSTNAME.fullmatch(host.lower()):  # `$` alone lets "x\n" pass
             raise ManifestError(f"{where}: `host` must be a hostname such as \"app.localhost\"")
         host = host.lower()
         if host in hosts or host == "127.0.0.1":

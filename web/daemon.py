@@ -63,6 +63,17 @@ def default_state_dir() -> str:
     return os.path.join(base, "devhostd")
 
 
+def _report_blocked_hub() -> None:
+    """With gevent's monitor on (GEVENT_MONITOR_THREAD_ENABLE), a blocked hub is logged as a bug."""
+    import gevent.events
+    from zope.event import subscribers
+
+    def on_event(event):
+        if isinstance(event, gevent.events.EventLoopBlocked):
+            daemon_log(f"bug: the hub was blocked for {event.blocking_time:.2f}s: {' '.join(event.info)[:400]}")
+    subscribers.append(on_event)
+
+
 def main(argv=None) -> int:
     if not gevent.monkey.is_module_patched("threading"):
         print("devhostd: gevent must patch the process before devhostd is imported (run bin/devhostd)",
@@ -75,6 +86,8 @@ def main(argv=None) -> int:
         print(f"devhostd: {exc}", file=sys.stderr)
         return 2
     state_dir = os.path.realpath(args.state_dir or default_state_dir())
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    _report_blocked_hub()
 
     # Fixed start order; stopped in reverse.
     started = []

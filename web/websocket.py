@@ -19,6 +19,7 @@ from geventwebsocket.websocket import Header, Stream, WebSocket
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
 FRAGMENT_BYTES = 256 * 1024
+DRAIN_LIMIT_BYTES = 64 * 1024 * 1024  # past this an oversized frame just drops the connection
 
 
 class MessageTooBig(Exception):
@@ -68,6 +69,14 @@ class BoundedWebSocket(WebSocket):
         if header.flags:
             raise ProtocolError("reserved bits set")
         if so_far + header.length > self.max_message_bytes:
+            if header.length <= DRAIN_LIMIT_BYTES:
+                # Read past it so the close frame reaches a client that is still sending.
+                remaining = header.length
+                while remaining:
+                    chunk = self.raw_read(min(remaining, 1 << 20))
+                    if not chunk:
+                        break
+                    remaining -= len(chunk)
             raise MessageTooBig()
         payload = self.raw_read(header.length) if header.length else b""
         if len(payload) != header.length:

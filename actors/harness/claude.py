@@ -69,8 +69,10 @@ def models_from_initialize(response: dict) -> list[dict]:
 
 def find_conversation_cwd(session_id: str, env: dict) -> str | None:
     """The working directory a saved conversation was started in, or None when none is saved."""
+    if not session_id or "/" in session_id:
+        return None  # a session id names one file; it is never a path
     config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    for path in glob(os.path.join(glob_escape(config_dir), "projects", "*", f"{session_id}.jsonl")):
+    for path in glob(os.path.join(glob_escape(config_dir), "projects", "*", f"{glob_escape(session_id)}.jsonl")):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 for _, line in zip(range(200), handle):

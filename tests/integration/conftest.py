@@ -1,6 +1,8 @@
 """Fixtures for end-to-end tests: a mock model server, and a real devhostd driving the real CLI."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.integration.daemon import Daemon, processes_with_env, wait_until, write_manifest
@@ -26,7 +28,12 @@ def stack(tmp_path):
 @pytest.fixture
 def daemon_env(tmp_path, mock):
     require_peers("claude")
-    return claude_env(tmp_path / "home", mock.url)
+    env = claude_env(tmp_path / "home", mock.url)
+    for key in ("GEVENT_MONITOR_THREAD_ENABLE", "GEVENT_MAX_BLOCKING_TIME"):
+        if key in os.environ:
+            env[key] = os.environ[key]  # the daemon under test reports a blocked hub in its log
+            env["PYTHONWARNINGS"] = "ignore:Unable to monitor memory usage"
+    return env
 
 
 @pytest.fixture

@@ -4,7 +4,10 @@ Each test reads as one thing a page (or a person) does, and what it must see.
 """
 from __future__ import annotations
 
+import os
+import signal
 import uuid
+from pathlib import Path
 
 from tests.integration.daemon import processes_with, tagged_processes, wait_until
 from tests.mock_anthropic import error_reply, message_text, text_reply, tool_use_reply
@@ -281,4 +284,26 @@ def test_a_tool_child_that_ignores_sigterm_leaves_no_process_behind(daemon, mock
     assert status == 200
     wait_until(lambda: not processes_with(f".{marker}") and not tagged_processes(record["id"]), timeout=30,
                what="every process of the session to end")
+    sock.close()
+
+
+def test_a_cli_that_dies_mid_turn_sets_error_and_the_next_message_resumes_its_conversation(daemon, mock, daemon_env):
+    mock.add(text_reply("The secret is walrus. ", *["more "] * 50, delay=0.2), text_reply("Back again."))
+    record = daemon.create_session()
+    sock = daemon.connect(record["id"])
+    sock.send_message("remember walrus")
+    native_id = sock.wait_event(lambda p: p["type"] == "stream_event"
+                                and p["event"]["type"] == "content_block_delta")["session_id"]
+    # Kill it once it has saved the conversation (the CLI writes its transcript as it goes).
+    transcripts = Path(daemon_env["HOME"], ".claude", "projects")
+    wait_until(lambda: any("remember walrus" in p.read_text() for p in transcripts.glob(f"*/{native_id}.jsonl")),
+               what="the transcript")
+    for pid in tagged_processes(record["id"]):
+        os.kill(pid, signal.SIGKILL)
+    state = sock.wait_status("error")
+    assert "killed by signal 9" in state["session"]["error"]
+    sock.send_message("are you back?")
+    sock.wait_event(lambda p: p["type"] == "result" and p.get("result") == "Back again.")
+    assert "remember walrus" in message_text(mock.requests[1])  # the same conversation, resumed
+    assert sock.wait_status("idle")["session"]["nativeSessionId"] == state["session"]["nativeSessionId"]
     sock.close()

@@ -1,0 +1,72 @@
+"""The Chat actor in-process, on the real Claude Code CLI: what the web layer cannot reach."""
+from __future__ import annotations
+
+import os
+import uuid
+
+import gevent
+import pytest
+
+from actors.chat import Chat
+from actors.harness import claude
+from storage.history import EventHistory
+from tests.mock_anthropic import MockAnthropic, text_reply
+from tests.peers import CLAUDE, claude_env, require_peers
+from web.commands import Send
+
+
+class RecordingSink:
+    """Stands in for a socket: keeps what the chat pushes, in order."""
+
+    def __init__(self):
+        self.frames = []
+        self.closed_with = None
+
+    def push(self, frame: bytes):
+        import json
+        self.frames.append(json.loads(frame))
+
+    def close(self, code, reason=""):
+        self.closed_with = code
+
+    def wait_for(self, predicate, timeout=60):
+        with gevent.Timeout(timeout, AssertionError(f"no matching frame in {self.frames[-10:]}")):
+            while True:
+                for frame in self.frames:
+                    if predicate(frame):
+                        return frame
+                gevent.sleep(0.05)
+
+
+@pytest.fixture
+def claude_environment(tmp_path, monkeypatch):
+    require_peers("claude")
+    mock = MockAnthropic()
+    mock.start()
+    for key, value in claude_env(tmp_path / "home", mock.url).items():
+        monkeypatch.setenv(key, value)  # the chat's CLI inherits the daemon's environment
+    yield mock
+    mock.stop()
+
+
+def test_a_history_write_failure_stops_the_cli_and_reports_an_error(tmp_path, claude_environment):
+    claude_environment.add(text_reply("never recorded"))
+    project = tmp_path / "project"
+    project.mkdir()
+    failing = EventHistory(fd=os.open("/dev/full", os.O_RDWR))  # every write fails: ENOSPC
+    ref = Chat.start(session_id="history-test", harness=claude, root=str(project), command=(str(CLAUDE),),
+                     model=None, resume_id=None, history=failing)
+    chat = ref.proxy()
+    try:
+        sink = RecordingSink()
+        subscriber = chat.attach(sink).get(timeout=10)[0]
+        command_id = str(uuid.uuid4())
+        chat.send(subscriber, Send(command_id, "hello", None), "")
+        result = sink.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id)
+        assert "could not write the event history" in result["error"]
+        state = sink.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "error")
+        assert "stopped the session's CLI" in state["session"]["error"]
+        assert chat.cli_gone().get(timeout=10).wait(timeout=15), "the CLI was not stopped"
+        assert not [f for f in sink.frames if f["type"] == "event"]  # nothing half-recorded went out
+    finally:
+        ref.stop(timeout=15)
