@@ -18,18 +18,20 @@ import uuid
 from collections import deque
 from dataclasses import dataclass
 
+import gevent
 import gevent.event
 import pykka
 
 from actors import chatlog, proctree
 from actors.cli_process import CliProcess
-from actors.guard import guarded, spawn_later_logged
+from actors.guard import guarded, spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
 from actors.session_rules import compose_message, exit_reason, session_status
 from storage.history import EventHistory, HistoryWriteError
 from web.commands import Send, is_lowercase_uuid
 
 ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
+HEARTBEAT_SECONDS = 30.0  # a turn quiet this long gets a log line saying what it waits on
 
 
 @dataclass
@@ -76,16 +78,20 @@ class Chat(pykka.ThreadingActor):
         self._cli_gone = gevent.event.Event()
         self._cli_gone.set()
         self._last_status = None
+        self._last_event_at = None
+        self._heartbeat = None
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     def on_start(self) -> None:
+        self._heartbeat = spawn_logged(self._beat, self.actor_ref.proxy())
         chatlog.log(self._id, self._harness.HARNESS_ID, "session.resume" if self._resuming else "session.start",
                     project=self._root, model=self._model or "default", native=self._native_id)
         self._start_cli()
         self._publish_state()
 
     def on_stop(self) -> None:
+        self._heartbeat.kill(block=False)
         if self._cli is not None:
             self._cli_ref.stop(block=False)  # CliProcess.on_stop ends the process tree
         self._history.close()
@@ -233,6 +239,7 @@ class Chat(pykka.ThreadingActor):
     def on_cli_frame(self, generation: int, frame: dict, raw: bytes) -> None:
         if generation != self._generation or self._history_broken:
             return
+        self._last_event_at = time.monotonic()
         keep, found = self._driver.decode(frame)
         if keep:
             try:
@@ -287,6 +294,9 @@ class Chat(pykka.ThreadingActor):
             return False
         if isinstance(effect, fx.ModelInUse):
             self._model_in_use = effect.model
+            return False
+        if isinstance(effect, fx.Usage):
+            chatlog.log(self._id, self._harness.HARNESS_ID, "turn.usage", **dict(effect.fields))
             return False
         if isinstance(effect, fx.ControlFailed):
             for sink in list(self._subscribers.values()):
@@ -345,6 +355,24 @@ class Chat(pykka.ThreadingActor):
     def on_ack_timeout(self, message_id: str) -> None:
         if message_id in self._in_flight:
             self._ack(message_id, "unconfirmed", None)
+
+    @staticmethod
+    def _beat(proxy) -> None:
+        while True:
+            gevent.sleep(HEARTBEAT_SECONDS)
+            proxy.heartbeat()  # a tell; the check runs inside the actor
+
+    @guarded
+    def heartbeat(self) -> None:
+        """Logs a turn that has been quiet for HEARTBEAT_SECONDS: what it waits on."""
+        if not self._turn_active:
+            return
+        now = time.monotonic()
+        quiet = now - (self._last_event_at or self._turn_started_at or now)
+        if quiet >= HEARTBEAT_SECONDS:
+            chatlog.log(self._id, self._harness.HARNESS_ID, "turn.heartbeat",
+                        elapsed=f"{now - (self._turn_started_at or now):.0f}s", quiet=f"{quiet:.0f}s",
+                        pending=",".join(map(str, self._pending)) or None)
 
     # ---- helpers ---------------------------------------------------------------------------
 

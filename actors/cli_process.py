@@ -56,14 +56,14 @@ class CliProcess(pykka.ThreadingActor):
     @guarded
     def write(self, frames: list[dict]) -> None:
         if self._proc is None or self._terminating:
-            self._owner.on_cli_write_failed(self._generation, f"{self._label} is not running")
+            self._tell_owner("on_cli_write_failed", f"{self._label} is not running")
             return
         data = b"".join(json.dumps(frame, separators=(",", ":")).encode() + b"\n" for frame in frames)
         try:
             self._proc.stdin.write(data)
             self._proc.stdin.flush()
         except (OSError, ValueError) as exc:
-            self._owner.on_cli_write_failed(self._generation, f"could not write to {self._label}: {exc}")
+            self._tell_owner("on_cli_write_failed", f"could not write to {self._label}: {exc}")
 
     @guarded
     def terminate(self) -> None:
@@ -94,7 +94,7 @@ class CliProcess(pykka.ThreadingActor):
             if not isinstance(frame, dict):
                 daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout: {raw[:200]!r}")
                 continue
-            self._owner.on_cli_frame(self._generation, frame, raw)
+            self._tell_owner("on_cli_frame", frame, raw)  # after the owner is gone: drained, dropped
 
     def _pump_stderr(self):
         for chunk in iter(lambda: self._proc.stderr.read1(65536) if hasattr(self._proc.stderr, "read1")
@@ -116,11 +116,20 @@ class CliProcess(pykka.ThreadingActor):
                 pass
         self._report_exit(code, self._stderr_tail.decode("utf-8", "replace"))
 
+    def _tell_owner(self, method: str, *args) -> None:
+        try:
+            getattr(self._owner, method)(self._generation, *args)
+        except pykka.ActorDeadError:
+            pass  # the chat was removed first (e.g. a closed session replaced by its resume)
+
     def _report_exit(self, code, stderr_tail):
         if not self._exit_reported:
             self._exit_reported = True
-            self._owner.on_cli_exit(self._generation, code, stderr_tail)
-        self.stop()  # Actor.stop() is a tell: safe from a pump greenlet
+            self._tell_owner("on_cli_exit", code, stderr_tail)
+        try:
+            self.stop()  # Actor.stop() is a tell: safe from a pump greenlet
+        except pykka.ActorDeadError:
+            pass  # already stopped by its chat
 
     def on_stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

@@ -64,13 +64,13 @@ def default_state_dir() -> str:
 
 
 def _report_blocked_hub() -> None:
-    """With gevent's monitor on (GEVENT_MONITOR_THREAD_ENABLE), a blocked hub is logged as a bug."""
+    """With gevent's monitor on (GEVENT_MONITOR_THREAD_ENABLE), a blocked hub is logged."""
     import gevent.events
     from zope.event import subscribers
 
     def on_event(event):
         if isinstance(event, gevent.events.EventLoopBlocked):
-            daemon_log(f"bug: the hub was blocked for {event.blocking_time:.2f}s: {' '.join(event.info)[:400]}")
+            daemon_log(f"warning: the hub was blocked for {event.blocking_time:.2f}s: {' '.join(event.info)[:400]}")
     subscribers.append(on_event)
 
 
@@ -165,7 +165,8 @@ def _stop(refs) -> None:
 class _ErrorLog:
     def write(self, text):
         if text.strip():
-            daemon_log(f"server: {text.strip()}")
+            # pywsgi writes here only when a request raised: that is a 500, so a bug.
+            daemon_log(f"bug: server: {text.strip()}")
 
     def flush(self):
         pass

@@ -163,6 +163,7 @@ class ClaudeDriver:
                 found.append(fx.ModelInUse(frame["model"]))
         elif kind == "result":
             found.append(self._result(frame))
+            found.append(_usage(frame))
         elif kind == "control_request":
             request = frame.get("request") or {}
             found.append(fx.RequestOpened(frame.get("request_id"), str(request.get("subtype", "unknown"))))
@@ -221,6 +222,13 @@ class ClaudeDriver:
         if subtype == "set_model" and isinstance(payload.get("model"), str):
             return [fx.ModelInUse(payload["model"])]
         return []
+
+
+def _usage(result: dict) -> fx.Usage:
+    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    fields = (("input_tokens", usage.get("input_tokens")), ("output_tokens", usage.get("output_tokens")),
+              ("duration_ms", result.get("duration_ms")), ("total_cost_usd", result.get("total_cost_usd")))
+    return fx.Usage(tuple((k, v) for k, v in fields if isinstance(v, (int, float)) and not isinstance(v, bool)))
 
 
 Driver = ClaudeDriver

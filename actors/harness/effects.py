@@ -64,3 +64,9 @@ class ModelInUse:
 class ControlFailed:
     """A request devhost made to the CLI failed; the text is shown to the person."""
     message: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the CLI reported a turn cost, for the log (only reported values)."""
+    fields: tuple[tuple[str, object], ...]

@@ -177,7 +177,16 @@ def test_a_failed_api_call_ends_the_turn_with_the_clis_error_text():
 def test_a_failed_result_without_text_still_ends_the_turn_with_an_error():
     _, found = ClaudeDriver().decode({"type": "result", "subtype": "error_during_execution", "is_error": True,
                                       "terminal_reason": "turn_setup_failed"})
-    assert found == [fx.TurnEnded(error="Claude Code turn failed (turn_setup_failed)")]
+    assert found[0] == fx.TurnEnded(error="Claude Code turn failed (turn_setup_failed)")
+
+
+def test_a_result_reports_the_usage_the_cli_gives_and_nothing_it_does_not():
+    _, found = ClaudeDriver().decode({"type": "result", "is_error": False, "duration_ms": 127,
+                                      "total_cost_usd": 0.00014, "usage": {"input_tokens": 10, "output_tokens": 5}})
+    assert found[-1] == fx.Usage((("input_tokens", 10), ("output_tokens", 5), ("duration_ms", 127),
+                                  ("total_cost_usd", 0.00014)))
+    _, found = ClaudeDriver().decode({"type": "result", "is_error": True, "usage": "n/a"})
+    assert found[-1] == fx.Usage(())
 
 
 def test_a_plain_turn_reports_the_native_session_and_the_model_and_keeps_every_frame():
