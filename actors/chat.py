@@ -58,7 +58,6 @@ class Chat(pykka.ThreadingActor):
         self._native_id = resume_id
         self._resuming = resume_id is not None
         self._model_in_use = None
-        self._pending_model = None  # a model change that waits for the turn to end
         self._driver = None
         self._cli = None
         self._cli_ref = None
@@ -98,7 +97,6 @@ class Chat(pykka.ThreadingActor):
 
     def _start_cli(self) -> None:
         self._generation += 1
-        self._driver = self._harness.Driver()
         resume_id = self._native_id
         if resume_id and self._harness.find_conversation_cwd(resume_id, os.environ) is None:
             # The CLI died before it saved anything: there is nothing to resume, so the message
@@ -107,12 +105,13 @@ class Chat(pykka.ThreadingActor):
                         note="conversation was never saved; starting a new one")
             resume_id = None
         argv = self._harness.command_line(self._command, model=self._model, resume_id=resume_id)
+        self._driver = self._harness.Driver(cwd=self._root, model=self._model, resume_id=resume_id)
         self._starting = True
         self._cli_gone.clear()
         self._cli_ref = CliProcess.start(self.actor_ref.proxy(), self._generation, argv, self._root,
                                          proctree.make_tag(self._id), self._harness.LABEL)
         self._cli = self._cli_ref.proxy()
-        self._cli.write(self._driver.start_frames())
+        self._write(self._driver.start_frames())
 
     # ---- queries (asked by the web layer and the host) -------------------------------------
 
@@ -175,20 +174,15 @@ class Chat(pykka.ThreadingActor):
         self._used_message_ids.add(message_id)
         if self._cli is None:
             self._start_cli()
-        frames = []
-        if command.model is not None and command.model != (self._model or ""):
-            if self._turn_active:
-                self._pending_model = command.model  # model changes wait for the next turn
-            else:
-                frames += self._driver.set_model_frames(command.model)
-                self._model = command.model or None
+        model = command.model if command.model is not None and command.model != (self._model or "") else None
+        if model is not None:
+            self._model = model or None  # the record shows the choice; the CLI applies it from the next turn
         joined = self._turn_active
         text = compose_message(command.text, prompt)
-        frames += self._driver.message_frames(message_id, text, list(command.images))
         entry = _InFlight(subscriber, command.command_id, time.monotonic())
         entry.timer = spawn_later_logged(self._ack_timeout, self.actor_ref.proxy().on_ack_timeout, message_id)
         self._in_flight[message_id] = entry
-        self._cli.write(frames)
+        self._write(self._driver.message_frames(message_id, text, list(command.images), model))
         chatlog.log(self._id, self._harness.HARNESS_ID, "message.sent", command=command.command_id,
                     attachments=len(command.images), joined="turn" if joined else None)
         if not self._turn_active:
@@ -200,7 +194,7 @@ class Chat(pykka.ThreadingActor):
     def interrupt(self, subscriber: int) -> None:
         if self._closed or self._cli is None or not (self._turn_active or self._pending):
             return  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
-        self._cli.write(self._driver.interrupt_frames())
+        self._write(self._driver.interrupt_frames())
         chatlog.log(self._id, self._harness.HARNESS_ID, "turn.interrupt", pending=len(self._pending))
 
     @guarded
@@ -210,7 +204,7 @@ class Chat(pykka.ThreadingActor):
                                          f"already; pendingRequestIds lists what still needs an answer")
             return
         kind = self._pending.pop(request_id)
-        self._cli.write(self._driver.respond_frames(request_id, result))
+        self._write(self._driver.respond_frames(request_id, result))
         chatlog.log(self._id, self._harness.HARNESS_ID, "request.answered", request=request_id, kind=kind)
         self._publish_state()
 
@@ -229,7 +223,7 @@ class Chat(pykka.ThreadingActor):
                 sink.close(code)
             self._subscribers.clear()
             if self._cli is not None:
-                self._cli.write(self._driver.stop_frames())
+                self._write(self._driver.stop_frames())
                 self._cli.terminate()
         return self.record()
 
@@ -295,6 +289,16 @@ class Chat(pykka.ThreadingActor):
         if isinstance(effect, fx.ModelInUse):
             self._model_in_use = effect.model
             return False
+        if isinstance(effect, fx.Write):
+            self._write(list(effect.frames))
+            return False
+        if isinstance(effect, fx.Deadline):
+            spawn_later_logged(effect.seconds, self.actor_ref.proxy().on_deadline, self._generation,
+                               effect.request_id)
+            return False
+        if isinstance(effect, fx.StartFailed):
+            self._start_failed(effect.message)
+            return True
         if isinstance(effect, fx.Usage):
             chatlog.log(self._id, self._harness.HARNESS_ID, "turn.usage", **dict(effect.fields))
             return False
@@ -318,10 +322,6 @@ class Chat(pykka.ThreadingActor):
         self._turn_started_at = time.monotonic() if self._turn_active else None
         if effect.error:
             self._error = effect.error
-        if self._pending_model is not None and self._cli is not None:
-            self._cli.write(self._driver.set_model_frames(self._pending_model))
-            self._model = self._pending_model or None
-            self._pending_model = None
 
     @guarded
     def on_cli_write_failed(self, generation: int, reason: str) -> None:
@@ -352,6 +352,16 @@ class Chat(pykka.ThreadingActor):
         self._publish_state()
 
     @guarded
+    def on_deadline(self, generation: int, request_id) -> None:
+        if generation != self._generation or self._driver is None:
+            return
+        changed = False
+        for effect in self._driver.expire(request_id):
+            changed |= self._apply(effect)
+        if changed:
+            self._publish_state()
+
+    @guarded
     def on_ack_timeout(self, message_id: str) -> None:
         if message_id in self._in_flight:
             self._ack(message_id, "unconfirmed", None)
@@ -375,6 +385,25 @@ class Chat(pykka.ThreadingActor):
                         pending=",".join(map(str, self._pending)) or None)
 
     # ---- helpers ---------------------------------------------------------------------------
+
+    def _write(self, items: list) -> None:
+        """Writes a driver's frames to the CLI; Deadline effects among them are scheduled."""
+        frames = [item for item in items if isinstance(item, dict)]
+        for item in items:
+            if not isinstance(item, dict):
+                self._apply(item)
+        if frames and self._cli is not None:
+            self._cli.write(frames)
+
+    def _start_failed(self, message: str) -> None:
+        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="startup", error=message)
+        self._error = message
+        self._starting = False
+        self._turn_active = False
+        for message_id in list(self._in_flight):
+            self._ack(message_id, None, message)
+        if self._cli is not None:
+            self._cli.terminate()  # the next message starts the CLI again
 
     def _history_failed(self, exc: HistoryWriteError) -> None:
         self._history_broken = True

@@ -17,7 +17,7 @@ from gevent import subprocess
 
 from actors import proctree
 from actors.chatlog import daemon_log
-from actors.harness import HARNESSES, claude
+from actors.harness import HARNESSES
 from actors.session_rules import cut_utf8
 
 CACHE_SECONDS = 600
@@ -35,10 +35,6 @@ class HarnessCatalog(pykka.ThreadingActor):
         for harness_id, module in HARNESSES.items():
             command = commands.get(harness_id) or module.DEFAULT_COMMAND
             entries.append(self._entry(module, command, cwd))
-        # Harnesses devhostd knows of but cannot drive yet are listed, honestly unavailable.
-        if "codex" not in HARNESSES:
-            entries.append({"id": "codex", "label": "Codex", "available": False, "models": [],
-                            "error": "this devhostd does not drive Codex yet"})
         return entries
 
     def _entry(self, module, command: tuple[str, ...], cwd: str) -> dict:
@@ -54,7 +50,7 @@ class HarnessCatalog(pykka.ThreadingActor):
             return entry  # not cached: installing the CLI should show up at the next look
         entry["available"] = True
         try:
-            entry["models"] = list_claude_models((executable, *command[1:]), cwd, self._environment)
+            entry["models"] = list_models(module, (executable, *command[1:]), cwd, self._environment)
         except ModelListError as exc:
             entry["error"] = str(exc)
         self._cache[key] = (time.monotonic(), entry)
@@ -65,41 +61,45 @@ class ModelListError(Exception):
     pass
 
 
-def list_claude_models(command: tuple[str, ...], cwd: str, environment: dict) -> list[dict]:
-    """Starts the CLI, sends ``initialize``, reads its model list, ends the CLI."""
+def list_models(module, command: tuple[str, ...], cwd: str, environment: dict) -> list[dict]:
+    """Starts the CLI, asks for its model list without a prompt, ends the CLI."""
     env = dict(environment)
     tag = proctree.make_tag("models")
     env[tag[0]] = tag[1]
     try:
-        proc = subprocess.Popen(claude.listing_command_line(command), cwd=cwd, env=env, stdin=subprocess.PIPE,
+        proc = subprocess.Popen(module.listing_command_line(command), cwd=cwd, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         raise ModelListError(f"could not start {command[0]}: {exc.strerror or exc}") from None
     try:
-        proc.stdin.write(json.dumps(claude.initialize_request("devhost-models")).encode() + b"\n")
-        proc.stdin.flush()
+        _write(proc, module.listing_requests())
         with gevent.Timeout(LIST_TIMEOUT, False):
             for line in proc.stdout:
                 try:
                     frame = json.loads(line)
                 except ValueError:
                     continue
-                response = frame.get("response") if isinstance(frame, dict) else None
-                if frame.get("type") == "control_response" and isinstance(response, dict) \
-                        and response.get("request_id") == "devhost-models":
-                    if response.get("subtype") != "success":
-                        raise ModelListError(f"{claude.LABEL} refused to list models: {response.get('error')}")
-                    proc.stdin.write(json.dumps(claude.ClaudeDriver().stop_frames()[0]).encode() + b"\n")
-                    proc.stdin.flush()
-                    return claude.models_from_initialize(response.get("response") or {})
-        stderr = b""
-        if proc.poll() is not None:
-            stderr = proc.stderr.read() or b""
-        detail = cut_utf8(" ".join(stderr.decode("utf-8", "replace").split()), 300)
-        raise ModelListError(f"{claude.LABEL} did not list its models" + (f": {detail}" if detail else ""))
+                if not isinstance(frame, dict):
+                    continue
+                try:
+                    models = module.listing_reply(frame)
+                except ValueError as exc:
+                    raise ModelListError(str(exc)) from None
+                if models is not None:
+                    _write(proc, module.Driver().stop_frames())
+                    return models
+        stderr = proc.stderr.read() if proc.poll() is not None else b""
+        detail = cut_utf8(" ".join((stderr or b"").decode("utf-8", "replace").split()), 300)
+        raise ModelListError(f"{module.LABEL} did not list its models" + (f": {detail}" if detail else ""))
     except OSError as exc:
         raise ModelListError(f"could not talk to {command[0]}: {exc}") from None
     finally:
-        outcome = proctree.terminate(proc, tag)
-        if outcome.sigterm or outcome.sigkill:
-            daemon_log(f"model listing process needed signals to end: {outcome}")
+        outcome = proctree.terminate(proc, tag, stdin_grace=1.0)
+        if outcome.sigkill:
+            daemon_log(f"model listing process needed SIGKILL to end: {outcome}")
+
+
+def _write(proc, frames: list[dict]) -> None:
+    if frames:
+        proc.stdin.write(b"".join(json.dumps(frame).encode() + b"\n" for frame in frames))
+        proc.stdin.flush()

@@ -2,8 +2,10 @@
 
 ``claude_env(home, mock_url)`` is the whole environment for one isolated claude run: nothing
 of the developer's own environment (keys, HOME, config dirs, proxies) gets through.
+``codex_env(home, mock_url)`` is the same for codex; it also writes codex's config.toml.
 """
 import functools
+import json
 import os
 import re
 import subprocess
@@ -14,6 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 PEERS_SH = REPO / "tests" / "peers.sh"
 PEERS_BIN = REPO / ".peers" / "node_modules" / ".bin"
 CLAUDE = PEERS_BIN / "claude"
+CODEX = PEERS_BIN / "codex"
 
 
 class PeersMissing(RuntimeError):
@@ -73,4 +76,81 @@ def claude_env(home, mock_url):
         "DISABLE_BUG_COMMAND": "1",
         # The default of 10 retries makes a 401 take about three minutes; 1 takes about a second.
         "CLAUDE_CODE_MAX_RETRIES": "1",
+    }
+
+
+def _toml_str(value):
+    """A TOML basic string (JSON string escapes are valid TOML ones for what we write)."""
+    return json.dumps(str(value))
+
+
+def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=()):
+    """A complete environment for running codex against ``mock_url`` with HOME=``home``.
+
+    Writes ``<home>/.codex/config.toml`` (CODEX_HOME) pointing the model provider ``mock`` at
+    ``mock_url`` (a ``MockOpenAI().url``, ending in ``/v1``) with model ``gpt-5.5`` (the slug
+    whose tools a simple mock can drive), sandbox workspace-write, no provider retries, and
+    every outbound feature off: with ``features.plugins = false`` codex contacts nothing but
+    the provider (otherwise it syncs curated plugins from github.com). Each of
+    ``project_dirs`` is marked trusted. TMPDIR points inside ``home``.
+
+    ``approval_policy``: codex-cli 0.169.0 refuses ``approval_policy = "untrusted"`` in
+    config.toml (and in ``-c``): "is no longer supported; remove this setting", and then
+    answers every request with that error. So "untrusted" (the default here) and None leave
+    the key out, and codex's own default, "on-request", applies to a thread that does not ask
+    for another: a client wanting "untrusted" passes ``"approvalPolicy": "untrusted"`` on
+    ``thread/start`` / ``thread/resume`` / ``turn/start``, which codex accepts. Any other value
+    ("on-request", "never", "on-failure") is written as the default.
+
+    A CODEX_HOME under the temporary directory makes codex print a harmless "could not create
+    PATH aliases" warning on stderr; with TMPDIR inside ``home`` codex does not see /tmp as
+    that directory and stays quiet.
+    """
+    home = Path(home)
+    codex_home = home / ".codex"
+    tmp = home / "tmp"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(parents=True, exist_ok=True)
+    lines = [
+        'model = "gpt-5.5"',
+        'model_provider = "mock"',
+        *([] if approval_policy in (None, "untrusted")
+          else [f"approval_policy = {_toml_str(approval_policy)}"]),
+        'sandbox_mode = "workspace-write"',
+        "check_for_update_on_startup = false",
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+        "[feedback]",
+        "enabled = false",
+        "",
+        "[otel]",
+        'exporter = "none"',
+        "",
+        "[features]",
+        "plugins = false",
+        "unbounded_connection_retries = false",
+        "",
+        "[model_providers.mock]",
+        'name = "Mock OpenAI"',
+        f"base_url = {_toml_str(mock_url)}",
+        'wire_api = "responses"',
+        'env_key = "MOCK_OPENAI_API_KEY"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        "stream_idle_timeout_ms = 30000",
+    ]
+    for project in project_dirs:
+        lines += ["", f"[projects.{_toml_str(Path(project).resolve())}]",
+                  'trust_level = "trusted"']
+    (codex_home / "config.toml").write_text("\n".join(lines) + "\n")
+    return {
+        "PATH": f"{PEERS_BIN}:/usr/bin:/bin",
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "TMPDIR": str(tmp),
+        "LANG": "C.UTF-8",
+        "SHELL": "/bin/bash",
+        "MOCK_OPENAI_API_KEY": "sk-mock-dummy",
     }

@@ -51,8 +51,19 @@ def listing_command_line(command: tuple[str, ...]) -> list[str]:
     return [*command, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
 
 
-def initialize_request(request_id: str) -> dict:
-    return {"type": "control_request", "request_id": request_id, "request": {"subtype": "initialize"}}
+def listing_requests() -> list[dict]:
+    """What the catalog writes to learn the models: ``initialize`` lists them, no turn runs."""
+    return [{"type": "control_request", "request_id": "devhost-models", "request": {"subtype": "initialize"}}]
+
+
+def listing_reply(frame: dict) -> list[dict] | None:
+    """The model list once ``frame`` answers listing_requests(); None for any other frame."""
+    response = frame.get("response") if frame.get("type") == "control_response" else None
+    if not isinstance(response, dict) or response.get("request_id") != "devhost-models":
+        return None
+    if response.get("subtype") != "success":
+        raise ValueError(f"{LABEL} refused to list models: {response.get('error') or 'no reason given'}")
+    return models_from_initialize(response.get("response") or {})
 
 
 def models_from_initialize(response: dict) -> list[dict]:
@@ -98,8 +109,11 @@ class ClaudeDriver:
     harness_id = HARNESS_ID
     label = LABEL
 
-    def __init__(self):
+    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None):
+        # cwd, model and resume id are on the command line already (see command_line()).
         self._request_counter = 0
+        self._turn_active = False
+        self._model_for_next_turn: str | None = None  # a model change sent during a turn
         self._ours: dict[str, str] = {}  # request_id -> subtype of requests devhost made
         self.capabilities: tuple[str, ...] = ()
         self.waiting: set[str] = set()  # written, not yet taken up or settled
@@ -114,7 +128,19 @@ class ClaudeDriver:
     def start_frames(self) -> list[dict]:
         return [self._control("initialize")]
 
-    def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]]) -> list[dict]:
+    def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]],
+                       model: str | None = None) -> list[dict]:
+        """The user message; ``model`` (None keeps, "" resets) applies now if idle, else after the turn."""
+        frames = []
+        if model is not None:
+            if self._turn_active:
+                self._model_for_next_turn = model
+            else:
+                frames += self.set_model_frames(model)
+        self._turn_active = True
+        return frames + self._user_frame(message_id, text, images)
+
+    def _user_frame(self, message_id: str, text: str, images: list[tuple[str, str]]) -> list[dict]:
         if images:
             content = [
                 {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
@@ -135,6 +161,9 @@ class ClaudeDriver:
         self._interrupting = True
         fields = {"cancel_queued": True} if _CANCEL_QUEUED in self.capabilities else {}
         return [self._control("interrupt", **fields)]
+
+    def expire(self, request_id) -> list:
+        return []  # Claude Code's replies are not waited on: nothing to expire
 
     def stop_frames(self) -> list[dict]:
         # end_session makes the CLI exit 0 by itself; signals are only the fallback.
@@ -164,6 +193,10 @@ class ClaudeDriver:
         elif kind == "result":
             found.append(self._result(frame))
             found.append(_usage(frame))
+            self._turn_active = bool(self.waiting)  # a queued message starts the next turn
+            if self._model_for_next_turn is not None:
+                found.append(fx.Write(tuple(self.set_model_frames(self._model_for_next_turn))))
+                self._model_for_next_turn = None
         elif kind == "control_request":
             request = frame.get("request") or {}
             found.append(fx.RequestOpened(frame.get("request_id"), str(request.get("subtype", "unknown"))))
@@ -187,6 +220,7 @@ class ClaudeDriver:
             return [fx.Delivery(message_id, "queued")]
         if state == "started":
             self.waiting.discard(message_id)
+            self._turn_active = True
             return [fx.Delivery(message_id, "started"), fx.TurnStarted()]
         if state in _SETTLED:
             self.waiting.discard(message_id)

@@ -70,3 +70,22 @@ class ControlFailed:
 class Usage:
     """What the CLI reported a turn cost, for the log (only reported values)."""
     fields: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
+class Write:
+    """Frames the protocol must send now, in answer to what it just read."""
+    frames: tuple
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Call ``expire(request_id)`` on the driver after ``seconds`` (a reply that never comes)."""
+    request_id: object
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StartFailed:
+    """The CLI cannot take messages (its handshake or conversation failed); the text says why."""
+    message: str

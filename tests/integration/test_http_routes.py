@@ -23,7 +23,7 @@ def test_config_names_the_stack_and_its_control_origin_and_is_never_cached(daemo
     connection.close()
 
 
-def test_harnesses_list_claude_with_its_models_and_codex_honestly(daemon, mock):
+def test_harnesses_list_both_clis_with_their_models(daemon, mock):
     status, answer = daemon.request("GET", f"/__devhost__/chat/harnesses?{daemon.query()}")
     assert status == 200
     by_id = {h["id"]: h for h in answer["harnesses"]}
@@ -31,7 +31,9 @@ def test_harnesses_list_claude_with_its_models_and_codex_honestly(daemon, mock):
     assert claude["available"] is True and claude["label"] == "Claude Code"
     assert all({"id", "label", "description"} <= set(m) for m in claude["models"])
     assert "sonnet" in {m["id"] for m in claude["models"]}
-    assert by_id["codex"]["available"] is False and by_id["codex"]["error"]
+    codex = by_id["codex"]
+    assert codex["available"] is True and codex["label"] == "Codex" and "error" not in codex
+    assert codex["models"] and all({"id", "label", "description"} <= set(m) for m in codex["models"])
     assert mock.requests == []  # no prompt was sent to learn the models
 
 

@@ -362,8 +362,19 @@ def test_a_model_or_resume_id_is_one_argv_item_and_never_reads_as_a_flag(value):
 def test_the_listing_command_line_runs_no_turn_and_asks_no_permissions():
     argv = claude.listing_command_line(("claude",))
     assert "--permission-prompt-tool" not in argv and "--replay-user-messages" not in argv
-    assert claude.initialize_request("r1") == {"type": "control_request", "request_id": "r1",
-                                               "request": {"subtype": "initialize"}}
+    assert claude.listing_requests() == [{"type": "control_request", "request_id": "devhost-models",
+                                          "request": {"subtype": "initialize"}}]
+
+
+def test_the_listing_reply_is_the_initialize_answer_and_nothing_else():
+    answer = {"type": "control_response", "response": {"subtype": "success", "request_id": "devhost-models",
+              "response": {"models": [{"value": "sonnet", "displayName": "Sonnet", "description": "fast"}]}}}
+    assert claude.listing_reply(answer) == [{"id": "sonnet", "label": "Sonnet", "description": "fast"}]
+    assert claude.listing_reply({"type": "system", "subtype": "init"}) is None
+    refused = {"type": "control_response", "response": {"subtype": "error", "request_id": "devhost-models",
+               "error": "nope"}}
+    with pytest.raises(ValueError, match="nope"):
+        claude.listing_reply(refused)
 
 
 # ---- model list ------------------------------------------------------------------------------

@@ -1,0 +1,323 @@
+"""Codex's app-server protocol (JSON-RPC over stdio): command lines, requests, frames it reads.
+
+Plain logic. Measured behaviour of codex-cli 0.169.0 this module relies on (the project's
+reference notes have the recordings):
+- every request carries ``params``; replies come by id; the server's own requests
+  (approvals) use an id space of their own, answered with ``{"id", "result"}``;
+- one thread per session: ``thread/start`` (or ``thread/resume`` of a saved one), then a
+  ``turn/start`` per turn; during a turn a message goes in by ``turn/steer`` with
+  ``expectedTurnId``; a steer that arrives just after the turn ended is refused ("no active
+  turn to steer"), so the message starts a new turn instead — it is never lost or sent twice;
+- ``turn/start`` while a turn runs joins that turn (same id), which covers the moment
+  between sending ``turn/start`` and learning the new turn's id;
+- ``clientUserMessageId`` comes back as ``clientId`` on the ``userMessage`` item at pickup;
+- ``turn/completed`` ends every turn: completed, interrupted or failed (with ``turn.error``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from glob import glob
+
+from actors.harness import effects as fx
+from actors.harness.claude import glob_escape
+
+HARNESS_ID = "codex"
+LABEL = "Codex"
+DEFAULT_COMMAND = ("codex",)
+CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
+FAILED_TURN = "Native Codex turn failed"
+REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
+START_DEADLINE = 60.0
+
+
+def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None) -> list[str]:
+    # Model and thread travel in JSON-RPC requests, never as flags.
+    return [*command, "app-server"]
+
+
+def listing_command_line(command: tuple[str, ...]) -> list[str]:
+    return [*command, "app-server"]
+
+
+def listing_requests() -> list[dict]:
+    return [{"id": "devhost-init", "method": "initialize", "params": {"clientInfo": CLIENT_INFO}},
+            {"method": "initialized"},
+            {"id": "devhost-models", "method": "model/list", "params": {}}]
+
+
+def listing_reply(frame: dict) -> list[dict] | None:
+    if frame.get("id") != "devhost-models" or "method" in frame:
+        return None
+    if "error" in frame:
+        error = frame["error"] if isinstance(frame["error"], dict) else {}
+        raise ValueError(f"{LABEL} refused to list models: {error.get('message') or 'no reason given'}")
+    return models_from_list(frame.get("result") or {})
+
+
+def models_from_list(result: dict) -> list[dict]:
+    models = []
+    for entry in result.get("data") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str) and not entry.get("hidden"):
+            models.append({"id": entry.get("model") or entry["id"], "label": entry.get("displayName") or entry["id"],
+                           "description": entry.get("description") or ""})
+    return models
+
+
+def find_conversation_cwd(thread_id: str, env: dict) -> str | None:
+    """The folder a saved thread ran in, read from its rollout's session_meta; None when none is saved."""
+    if not thread_id or "/" in thread_id:
+        return None
+    home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+    pattern = os.path.join(glob_escape(home), "sessions", "*", "*", "*", f"rollout-*-{glob_escape(thread_id)}.jsonl")
+    for path in glob(pattern):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                for _, line in zip(range(50), handle):
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    payload = record.get("payload") if isinstance(record, dict) else None
+                    if record.get("type") == "session_meta" and isinstance(payload, dict) \
+                            and isinstance(payload.get("cwd"), str):
+                        return payload["cwd"]
+        except OSError:
+            continue
+        return ""
+    return None
+
+
+class CodexDriver:
+    """Per-process protocol state: the thread, the running turn, requests awaiting replies."""
+
+    harness_id = HARNESS_ID
+    label = LABEL
+
+    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None):
+        self._cwd = cwd
+        self._model = model  # the session's requested model; None = Codex's configured one
+        self._configured_model = None
+        self._resume_id = resume_id
+        self._next_id = 0
+        self._calls: dict[int, tuple[str, dict]] = {}  # id -> (method, context)
+        self.thread_id: str | None = None
+        self._turn_id: str | None = None
+        self._turn_requested = False  # a turn/start is out, its turn not known yet
+        self._held: list[tuple[str, list]] = []  # messages that wait for the thread
+        self._model_for_next_turn: str | None = None  # set by a send during a turn
+        self.waiting: set[str] = set()
+
+    # ---- frames devhost writes ---------------------------------------------------------------
+
+    def _call(self, method: str, params: dict, **context) -> dict:
+        self._next_id += 1
+        self._calls[self._next_id] = (method, context)
+        return {"id": self._next_id, "method": method, "params": params}
+
+    def _deadline(self, frame: dict, seconds: float = REPLY_DEADLINE) -> fx.Deadline:
+        return fx.Deadline(frame["id"], seconds)
+
+    def start_frames(self) -> list[dict]:
+        return [self._call("initialize", {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": False}})]
+
+    def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]],
+                       model: str | None = None) -> list:
+        """Frames (and Deadline effects) for one message; ``model``: None keeps, "" resets."""
+        items = [{"type": "text", "text": text, "text_elements": []}] if text else []
+        items += [{"type": "image", "url": f"data:{media_type};base64,{data}"} for media_type, data in images]
+        self.waiting.add(message_id)
+        if model is not None:
+            self._model_for_next_turn = model
+        if self.thread_id is None:
+            self._held.append((message_id, items))  # goes out when the thread is ready
+            return []
+        return self._deliver(message_id, items)
+
+    def _deliver(self, message_id: str, items: list) -> list:
+        if self._turn_id is not None:
+            frame = self._call("turn/steer", {"threadId": self.thread_id, "expectedTurnId": self._turn_id,
+                                              "clientUserMessageId": message_id, "input": items},
+                               message_id=message_id, items=items)
+        else:
+            frame = self._start_turn(message_id, items)
+        return [frame, self._deadline(frame)]
+
+    def _start_turn(self, message_id: str, items: list) -> dict:
+        params = {"threadId": self.thread_id, "clientUserMessageId": message_id, "input": items}
+        if self._model_for_next_turn is not None:
+            # A model set on turn/start sticks for later turns; "" goes back to the configured one.
+            params["model"] = self._model_for_next_turn or self._configured_model
+            if not params["model"]:
+                del params["model"]
+            self._model_for_next_turn = None
+        self._turn_requested = True
+        return self._call("turn/start", params, message_id=message_id, items=items)
+
+    def set_model_frames(self, model: str) -> list:
+        self._model_for_next_turn = model
+        return []
+
+    def interrupt_frames(self) -> list:
+        if self.thread_id is None or self._turn_id is None:
+            return []
+        frame = self._call("turn/interrupt", {"threadId": self.thread_id, "turnId": self._turn_id})
+        return [frame, self._deadline(frame)]
+
+    def respond_frames(self, request_id, result: dict) -> list[dict]:
+        return [{"id": request_id, "result": result}]
+
+    def stop_frames(self) -> list[dict]:
+        return []  # app-server exits 0 on stdin EOF
+
+    # ---- frames the CLI writes -----------------------------------------------------------------
+
+    def decode(self, frame: dict) -> tuple[bool, list]:
+        method = frame.get("method")
+        if "id" in frame and method is None:
+            return False, self._reply(frame)  # answers to devhost's own requests
+        if method is None:
+            return False, []
+        if "id" in frame:
+            return True, [fx.RequestOpened(frame["id"], method)]  # an approval or question
+        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+        return True, self._notification(method, params)
+
+    def _notification(self, method: str, params: dict) -> list:
+        if method == "turn/started":
+            turn = params.get("turn") or {}
+            self._turn_id = turn.get("id") or self._turn_id
+            self._turn_requested = False
+            return [fx.TurnStarted()]
+        if method == "item/started":
+            item = params.get("item") or {}
+            client_id = item.get("clientId")
+            if item.get("type") == "userMessage" and isinstance(client_id, str):
+                self.waiting.discard(client_id)
+                return [fx.Delivery(client_id, "started")]
+            return []
+        if method == "turn/completed":
+            return self._turn_completed(params.get("turn") or {})
+        if method == "serverRequest/resolved" and "requestId" in params:
+            return [fx.RequestClosed(params["requestId"])]
+        if method == "thread/tokenUsage/updated":
+            total = ((params.get("tokenUsage") or {}).get("last") or {})
+            return [fx.Usage(tuple((k, v) for k, v in total.items() if isinstance(v, int)))]
+        return []
+
+    def _turn_completed(self, turn: dict) -> list:
+        if turn.get("id") not in (None, self._turn_id) and self._turn_id is not None:
+            return []  # not the turn this driver runs
+        self._turn_id = None
+        self._turn_requested = False
+        status = turn.get("status")
+        # Codex discards input that was steered in but not picked up before the turn ended.
+        self.waiting = {m for m in self.waiting if self._is_in_flight(m)}
+        if status == "failed":
+            error = turn.get("error") if isinstance(turn.get("error"), dict) else {}
+            message = error.get("message") if isinstance(error.get("message"), str) else ""
+            return [fx.TurnEnded(error=message.strip() or FAILED_TURN)]
+        if status == "interrupted":
+            return [fx.TurnEnded(interrupted=True)]
+        return [fx.TurnEnded()]
+
+    def _is_in_flight(self, message_id: str) -> bool:
+        return any(context.get("message_id") == message_id for _, context in self._calls.values())
+
+    def _reply(self, frame: dict) -> list:
+        entry = self._calls.pop(frame.get("id"), None)
+        if entry is None:
+            return []
+        method, context = entry
+        error = frame.get("error")
+        message = (error.get("message") if isinstance(error, dict) else None) or "no reason given"
+        result = frame.get("result") if isinstance(frame.get("result"), dict) else {}
+        if method == "initialize":
+            if error:
+                return [fx.ControlFailed(f"Codex refused to initialize: {message}")]
+            follow = [{"method": "initialized"}]
+            if self._resume_id:
+                params = {"threadId": self._resume_id, "cwd": self._cwd}
+                start = self._call("thread/resume", params)
+            else:
+                params = {"cwd": self._cwd}
+                start = self._call("thread/start", params)
+            if self._model:
+                start["params"]["model"] = self._model
+            return [fx.Write(tuple(follow + [start])), self._deadline(start, START_DEADLINE)]
+        if method in ("thread/start", "thread/resume"):
+            return self._thread_ready(method, result, error, message)
+        if method == "turn/start":
+            return self._turn_start_reply(context, result, error, message)
+        if method == "turn/steer":
+            if not error:
+                return [fx.Delivery(context["message_id"], "queued")]
+            if "no active turn" in message or "expected active turn id" in message:
+                # The turn ended between our steer and its arrival: the message starts a new turn.
+                self._turn_id = None
+                frame = self._start_turn(context["message_id"], context["items"])
+                return [fx.Write((frame,)), self._deadline(frame)]
+            self.waiting.discard(context["message_id"])
+            return [fx.Delivery(context["message_id"], "error", f"Codex refused the message: {message}")]
+        if method == "turn/interrupt" and error and "no active turn" not in message:
+            return [fx.ControlFailed(f"Codex refused the interrupt: {message}")]
+        return []
+
+    def _thread_ready(self, method: str, result: dict, error, message: str) -> list:
+        if error:
+            if method == "thread/resume" and "no rollout found" in message:
+                # A thread that never ran a turn was never saved: start a fresh one, keep the messages.
+                self._resume_id = None
+                start = self._call("thread/start", {"cwd": self._cwd, **({"model": self._model} if self._model else {})})
+                return [fx.ControlFailed("Codex had not saved that conversation (it never ran a turn); "
+                                         "a new conversation was started and your message goes there"),
+                        fx.Write((start,)), self._deadline(start, START_DEADLINE)]
+            failed = [fx.ControlFailed(f"Codex could not open the conversation: {message}")]
+            for message_id, _ in self._held:
+                self.waiting.discard(message_id)
+                failed.append(fx.Delivery(message_id, "error", f"Codex could not open the conversation: {message}"))
+            self._held.clear()
+            return failed + [fx.StartFailed(f"Codex could not open the conversation: {message}")]
+        thread = result.get("thread") or {}
+        self.thread_id = thread.get("id") or self.thread_id
+        if not self._model and isinstance(result.get("model"), str):
+            self._configured_model = result["model"]
+        found: list = [fx.NativeSession(self.thread_id), fx.Ready()]
+        if isinstance(result.get("model"), str):
+            found.append(fx.ModelInUse(result["model"]))
+        held, self._held = self._held, []
+        for message_id, items in held:
+            frames = self._deliver(message_id, items)
+            found += [fx.Write(tuple(f for f in frames if isinstance(f, dict)))]
+            found += [f for f in frames if isinstance(f, fx.Deadline)]
+        return found
+
+    def _turn_start_reply(self, context: dict, result: dict, error, message: str) -> list:
+        message_id = context["message_id"]
+        if error:
+            self._turn_requested = False
+            self.waiting.discard(message_id)
+            ended = [] if self._turn_id else [fx.TurnEnded(error=f"Codex refused the message: {message}")]
+            return [fx.Delivery(message_id, "error", f"Codex refused the message: {message}")] + ended
+        turn = result.get("turn") or {}
+        if isinstance(turn.get("id"), str) and turn.get("status") == "inProgress":
+            self._turn_id = turn["id"]
+        return [fx.Delivery(message_id, "queued")]
+
+    def expire(self, request_id) -> list:
+        """A request got no reply in time: stop waiting so nothing wedges on it."""
+        entry = self._calls.pop(request_id, None)
+        if entry is None:
+            return []
+        method, context = entry
+        found: list = [fx.ControlFailed(f"Codex did not answer {method} in time")]
+        if method in ("turn/start", "turn/steer"):
+            self._turn_requested = False
+            # The message may or may not have arrived: the send reads "unconfirmed", never resent.
+            found.append(fx.Delivery(context["message_id"], "unconfirmed"))
+        elif method in ("initialize", "thread/start", "thread/resume"):
+            found.append(fx.StartFailed(f"Codex did not answer {method} in time"))
+        return found
+
+
+Driver = CodexDriver
