@@ -73,11 +73,12 @@ class Chat(pykka.ThreadingActor):
         self._subscriber_ids = itertools.count(1)
         self._outbox: dict[int, deque] = {}  # per socket: sends waiting for the previous ack
         self._in_flight: dict[str, _InFlight] = {}  # native message id -> send awaiting its ack
-        self._used_message_ids: set[str] = set()
+        self._used_command_ids: set[str] = set()
         self._cli_gone = gevent.event.Event()
         self._cli_gone.set()
         self._last_status = None
         self._last_event_at = None
+        self._model_before_change = model
         self._heartbeat = None
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -91,6 +92,8 @@ class Chat(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         self._heartbeat.kill(block=False)
+        self._fail_sends("the session was removed")
+        self._close_sockets(1000)  # replaced by a resumed session, or the daemon is stopping
         if self._cli is not None:
             self._cli_ref.stop(block=False)  # CliProcess.on_stop ends the process tree
         self._history.close()
@@ -132,11 +135,15 @@ class Chat(pykka.ThreadingActor):
     def cli_gone(self) -> gevent.event.Event:
         return self._cli_gone
 
-    def attach(self, sink) -> tuple[int, dict, list, int, EventHistory]:
-        """Registers a socket; it streams events 1..last from history, then live ones."""
+    def attach(self, sink):
+        """Registers a socket: (id, record, pending ids, a reader of events 1..now); live ones follow.
+
+        The reader has a file descriptor of its own, so the snapshot stays readable even if the
+        session is removed while it streams.
+        """
         subscriber = next(self._subscriber_ids)
         self._subscribers[subscriber] = sink
-        return subscriber, self.record(), list(self._pending), self._history.last_sequence, self._history
+        return subscriber, self.record(), list(self._pending), self._history.reader()
 
     @guarded
     def detach(self, subscriber: int) -> None:
@@ -159,8 +166,11 @@ class Chat(pykka.ThreadingActor):
         return any(entry.subscriber == subscriber for entry in self._in_flight.values())
 
     def _dispatch(self, subscriber: int, command: Send, prompt: str) -> None:
+        if self._closed:
+            self._answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
+            return
         message_id = command.command_id if is_lowercase_uuid(command.command_id) else str(uuid.uuid4())
-        if message_id in self._used_message_ids:
+        if command.command_id in self._used_command_ids:
             # The CLI silently drops a repeated message id; a resend is the person's call, with a new id.
             self._answer(subscriber, command.command_id,
                          error="this commandId was already sent in this session; devhost never resends a "
@@ -171,12 +181,14 @@ class Chat(pykka.ThreadingActor):
             self._answer(subscriber, command.command_id, error=self._error)
             self._next_send(subscriber)
             return
-        self._used_message_ids.add(message_id)
+        self._used_command_ids.add(command.command_id)
         if self._cli is None:
             self._start_cli()
         model = command.model if command.model is not None and command.model != (self._model or "") else None
         if model is not None:
-            self._model = model or None  # the record shows the choice; the CLI applies it from the next turn
+            # The record shows the choice at once; a refusal by the CLI puts the previous one back.
+            self._model_before_change = self._model
+            self._model = model or None
         joined = self._turn_active
         text = compose_message(command.text, prompt)
         entry = _InFlight(subscriber, command.command_id, time.monotonic())
@@ -192,6 +204,7 @@ class Chat(pykka.ThreadingActor):
 
     @guarded
     def interrupt(self, subscriber: int) -> None:
+        self._refuse_queued_sends("not sent: an interrupt cancelled queued input")
         if self._closed or self._cli is None or not (self._turn_active or self._pending):
             return  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
         self._write(self._driver.interrupt_frames())
@@ -203,8 +216,13 @@ class Chat(pykka.ThreadingActor):
             self._tell_error(subscriber, f"request {request_id!r} is not pending: it was answered or cancelled "
                                          f"already; pendingRequestIds lists what still needs an answer")
             return
+        try:
+            frames = self._driver.respond_frames(request_id, result, self._pending[request_id])
+        except ValueError as exc:
+            self._tell_error(subscriber, f"respond refused: {exc}")
+            return
         kind = self._pending.pop(request_id)
-        self._write(self._driver.respond_frames(request_id, result))
+        self._write(frames)
         chatlog.log(self._id, self._harness.HARNESS_ID, "request.answered", request=request_id, kind=kind)
         self._publish_state()
 
@@ -212,19 +230,16 @@ class Chat(pykka.ThreadingActor):
         """Closes the session (1000: on request, 1001: the daemon stops) and ends its CLI."""
         if not self._closed:
             self._closed = True
-            for message_id in list(self._in_flight):
-                self._ack(message_id, None, "the session was closed before the CLI took the message")
-            self._outbox.clear()
+            self._fail_sends("the session was closed before the CLI took the message")
             self._pending.clear()
             self._turn_active = False
             chatlog.log(self._id, self._harness.HARNESS_ID, "session.close", native=self._native_id)
             self._publish_state()
-            for sink in self._subscribers.values():
-                sink.close(code)
-            self._subscribers.clear()
             if self._cli is not None:
                 self._write(self._driver.stop_frames())
                 self._cli.terminate()
+        # Sockets that attached to the closed session (to read its history) close too.
+        self._close_sockets(code)
         return self.record()
 
     # ---- events from the CLI (told by CliProcess) ------------------------------------------
@@ -302,6 +317,12 @@ class Chat(pykka.ThreadingActor):
         if isinstance(effect, fx.Usage):
             chatlog.log(self._id, self._harness.HARNESS_ID, "turn.usage", **dict(effect.fields))
             return False
+        if isinstance(effect, fx.ModelRefused):
+            self._model = self._model_before_change
+            chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="model", error=effect.message)
+            for sink in list(self._subscribers.values()):
+                sink.push(_frame({"type": "error", "message": effect.message}))
+            return True
         if isinstance(effect, fx.ControlFailed):
             for sink in list(self._subscribers.values()):
                 sink.push(_frame({"type": "error", "message": effect.message}))
@@ -328,8 +349,7 @@ class Chat(pykka.ThreadingActor):
         if generation != self._generation:
             return
         chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
-        for message_id in list(self._in_flight):
-            self._ack(message_id, None, reason)
+        self._fail_sends(reason)
 
     @guarded
     def on_cli_exit(self, generation: int, code, stderr_tail: str) -> None:
@@ -343,10 +363,9 @@ class Chat(pykka.ThreadingActor):
             return
         reason = exit_reason(self._harness.LABEL, code, stderr_tail)
         chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
-        for message_id in list(self._in_flight):
-            self._ack(message_id, None, reason)
         self._pending.clear()
         self._turn_active = False
+        self._fail_sends(reason)
         if not self._history_broken:
             self._error = reason  # the next message starts the CLI again on its own conversation
         self._publish_state()
@@ -364,6 +383,7 @@ class Chat(pykka.ThreadingActor):
     @guarded
     def on_ack_timeout(self, message_id: str) -> None:
         if message_id in self._in_flight:
+            self._driver.waiting.discard(message_id)  # no longer counted on to start a turn
             self._ack(message_id, "unconfirmed", None)
 
     @staticmethod
@@ -400,8 +420,7 @@ class Chat(pykka.ThreadingActor):
         self._error = message
         self._starting = False
         self._turn_active = False
-        for message_id in list(self._in_flight):
-            self._ack(message_id, None, message)
+        self._fail_sends(message)
         if self._cli is not None:
             self._cli.terminate()  # the next message starts the CLI again
 
@@ -409,8 +428,7 @@ class Chat(pykka.ThreadingActor):
         self._history_broken = True
         self._error = f"{exc}; devhost stopped the session's CLI rather than lose events"
         chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="history", error=str(exc))
-        for message_id in list(self._in_flight):
-            self._ack(message_id, None, self._error)
+        self._fail_sends(self._error)
         self._pending.clear()
         self._turn_active = False
         if self._cli is not None:
@@ -419,7 +437,24 @@ class Chat(pykka.ThreadingActor):
             sink.push(_frame({"type": "error", "message": self._error}))
         self._publish_state()
 
-    def _ack(self, message_id: str, delivery: str | None, error: str | None) -> None:
+    def _fail_sends(self, reason: str) -> None:
+        """Answers every send in flight and every queued one with an error; dispatches nothing."""
+        self._refuse_queued_sends(f"not sent: {reason}")
+        for message_id in list(self._in_flight):
+            self._ack(message_id, None, reason, dispatch_next=False)
+
+    def _refuse_queued_sends(self, reason: str) -> None:
+        for subscriber, queue in self._outbox.items():
+            while queue:
+                command, _ = queue.popleft()
+                self._answer(subscriber, command.command_id, error=reason)
+
+    def _close_sockets(self, code: int) -> None:
+        for sink in self._subscribers.values():
+            sink.close(code)
+        self._subscribers.clear()
+
+    def _ack(self, message_id: str, delivery: str | None, error: str | None, dispatch_next: bool = True) -> None:
         entry = self._in_flight.pop(message_id)
         if entry.timer is not None:
             entry.timer.kill(block=False)
@@ -427,7 +462,8 @@ class Chat(pykka.ThreadingActor):
         chatlog.log(self._id, self._harness.HARNESS_ID, "message.ack", command=entry.command_id,
                     delivery=delivery or "error", seconds=waited, error=error)
         self._answer(entry.subscriber, entry.command_id, delivery=delivery, error=error)
-        self._next_send(entry.subscriber)
+        if dispatch_next:
+            self._next_send(entry.subscriber)
 
     def _next_send(self, subscriber: int) -> None:
         queue = self._outbox.get(subscriber)

@@ -10,6 +10,7 @@ import json
 import os
 
 import gevent
+import gevent.queue
 import pykka
 from gevent import subprocess
 
@@ -35,6 +36,8 @@ class CliProcess(pykka.ThreadingActor):
         self._terminating = False
         self._exit_reported = False
         self._pumps = []
+        self._outgoing = gevent.queue.Queue()
+        self._writer = None
 
     def on_start(self) -> None:
         env = dict(os.environ)
@@ -47,6 +50,7 @@ class CliProcess(pykka.ThreadingActor):
             self._report_exit(None, f"{exc.strerror or exc}: {self._argv[0]}")
             return
         self._pumps = [spawn_logged(self._pump_stdout), spawn_logged(self._pump_stderr)]
+        self._writer = spawn_logged(self._write_stdin)
         spawn_logged(self._wait_for_exit)
 
     @property
@@ -58,12 +62,21 @@ class CliProcess(pykka.ThreadingActor):
         if self._proc is None or self._terminating:
             self._tell_owner("on_cli_write_failed", f"{self._label} is not running")
             return
-        data = b"".join(json.dumps(frame, separators=(",", ":")).encode() + b"\n" for frame in frames)
-        try:
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-        except (OSError, ValueError) as exc:
-            self._tell_owner("on_cli_write_failed", f"could not write to {self._label}: {exc}")
+        # Queued for the writer greenlet: a CLI that stops reading stdin (a large image, a busy
+        # CLI) must not hold this actor, or a terminate told after it would wait behind the write.
+        self._outgoing.put_nowait(b"".join(json.dumps(frame, separators=(",", ":")).encode() + b"\n"
+                                           for frame in frames))
+
+    def _write_stdin(self):
+        while True:
+            data = self._outgoing.get()
+            try:
+                self._proc.stdin.write(data)
+                self._proc.stdin.flush()
+            except (OSError, ValueError) as exc:
+                if not self._terminating:
+                    self._tell_owner("on_cli_write_failed", f"could not write to {self._label}: {exc}")
+                return
 
     @guarded
     def terminate(self) -> None:
@@ -74,6 +87,8 @@ class CliProcess(pykka.ThreadingActor):
         spawn_logged(self._terminate)
 
     def _terminate(self):
+        if self._writer is not None:
+            self._writer.kill(block=False)  # whatever it was writing, the CLI is being ended
         outcome = proctree.terminate(self._proc, self._tag)
         daemon_log(f"{self._label} pid {self._proc.pid} ended: {outcome}")
 
@@ -89,7 +104,7 @@ class CliProcess(pykka.ThreadingActor):
                 continue
             try:
                 frame = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # a frame nested past Python's limit is not one we can use
                 frame = None
             if not isinstance(frame, dict):
                 daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout: {raw[:200]!r}")

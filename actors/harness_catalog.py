@@ -31,11 +31,11 @@ class HarnessCatalog(pykka.ThreadingActor):
         self._cache: dict[tuple, tuple[float, dict]] = {}
 
     def harnesses(self, commands: dict[str, tuple[str, ...]], cwd: str) -> list[dict]:
-        entries = []
-        for harness_id, module in HARNESSES.items():
-            command = commands.get(harness_id) or module.DEFAULT_COMMAND
-            entries.append(self._entry(module, command, cwd))
-        return entries
+        # Each CLI is asked at the same time: one slow CLI costs its own wait, not the sum.
+        jobs = [gevent.spawn(self._entry, module, commands.get(harness_id) or module.DEFAULT_COMMAND, cwd)
+                for harness_id, module in HARNESSES.items()]
+        gevent.joinall(jobs)
+        return [job.get() for job in jobs]
 
     def _entry(self, module, command: tuple[str, ...], cwd: str) -> dict:
         key = (module.HARNESS_ID, command)
@@ -43,10 +43,9 @@ class HarnessCatalog(pykka.ThreadingActor):
         if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
             return cached[1]
         entry = {"id": module.HARNESS_ID, "label": module.LABEL, "available": False, "models": []}
-        executable = shutil.which(command[0], path=self._environment.get("PATH"))
+        executable = executable_for(command, self._environment)
         if executable is None:
-            entry["error"] = f"{command[0]} was not found on the daemon's PATH; install {module.LABEL} " \
-                             f"or set [devtools.chat.{module.HARNESS_ID}] command in the manifest"
+            entry["error"] = missing_cli_message(module, command)
             return entry  # not cached: installing the CLI should show up at the next look
         entry["available"] = True
         try:
@@ -55,6 +54,17 @@ class HarnessCatalog(pykka.ThreadingActor):
             entry["error"] = str(exc)
         self._cache[key] = (time.monotonic(), entry)
         return entry
+
+
+def executable_for(command: tuple[str, ...], environment: dict | None = None) -> str | None:
+    """Where the CLI's executable is, as the daemon would start it, or None."""
+    environment = os.environ if environment is None else environment
+    return shutil.which(command[0], path=environment.get("PATH"))
+
+
+def missing_cli_message(module, command: tuple[str, ...]) -> str:
+    return (f"{command[0]} was not found on the daemon's PATH; install {module.LABEL} "
+            f"or set [devtools.chat.{module.HARNESS_ID}] command in the manifest")
 
 
 class ModelListError(Exception):

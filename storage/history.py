@@ -55,20 +55,11 @@ class EventHistory:
         happen while this runs are not read twice.
         """
         last = self.last_sequence if last is None else min(last, self.last_sequence)
-        if first > last:
-            return
-        start = self._offsets[first - 1]
-        stop = self._offsets[last] if last < len(self._offsets) else self._end
-        unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=64 << 20)
-        position = start
-        while position < stop:
-            data = os.pread(self._fd, min(chunk_bytes, stop - position), position)
-            if not data:
-                raise OSError("event history ended early")
-            position += len(data)
-            unpacker.feed(data)
-            for sequence, raw in unpacker:
-                yield sequence, raw
+        return _read(self._fd, self._offsets, self._end, first, last, chunk_bytes)
+
+    def reader(self) -> "HistoryReader":
+        """Events 1..now through a file descriptor of their own: valid after this history closes."""
+        return HistoryReader(os.dup(self._fd), self._offsets, self._end, self.last_sequence)
 
     def close(self) -> None:
         if not self._closed:
@@ -85,3 +76,38 @@ def _private_unlinked_file(directory: str | None) -> int:
     fd = os.dup(handle.fileno())
     handle.close()
     return fd
+
+
+class HistoryReader:
+    """A snapshot of a history: events 1..last, readable until closed."""
+
+    def __init__(self, fd: int, offsets: array, end: int, last: int):
+        self._fd = fd
+        self._offsets = offsets  # append-only and shared: entries up to ``last`` never change
+        self._end = end
+        self.last_sequence = last
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        return _read(self._fd, self._offsets, self._end, 1, self.last_sequence, 1 << 20)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _read(fd: int, offsets: array, end: int, first: int, last: int, chunk_bytes: int):
+    if first > last:
+        return
+    start = offsets[first - 1]
+    stop = offsets[last] if last < len(offsets) else end
+    unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=64 << 20)
+    position = start
+    while position < stop:
+        data = os.pread(fd, min(chunk_bytes, stop - position), position)
+        if not data:
+            raise OSError("event history ended early")
+        position += len(data)
+        unpacker.feed(data)
+        for sequence, raw in unpacker:
+            yield sequence, raw

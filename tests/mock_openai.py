@@ -28,19 +28,29 @@ Every request, turn or side, is also appended to ``.log`` as a dict
 
 The SSE stream
 --------------
-The events Codex 0.169.0 needs, found by experiment (see ``_event_list``)::
+Each event is ``event: <type>`` plus ``data: <json with the same "type">``. A text reply::
 
-    response.created              {"response": {"id": "resp_…", ...}}
-    per output item:
-      response.output_item.added  {"output_index": i, "item": {... in progress, no content}}
-      response.output_text.delta  {"item_id", "output_index", "content_index": 0, "delta"}  (messages)
-      response.output_item.done   {"output_index": i, "item": {... complete}}
-    response.completed            {"response": {"id", "status": "completed", "usage": {...}}}
+    response.created              {"response": {"id": "resp_…", "status": "in_progress", …}}
+    response.output_item.added    {"output_index": 0, "item": {"type": "message", "id": "msg_…",
+                                   "role": "assistant", "status": "in_progress", "content": []}}
+    response.output_text.delta    {"item_id": "msg_…", "output_index": 0, "content_index": 0,
+                                   "delta": <chunk>}                        (one per chunk)
+    response.output_item.done     {"output_index": 0, "item": {… "content": [{"type":
+                                   "output_text", "text": <all chunks>, "annotations": []}]}}
+    response.completed            {"response": {"id": "resp_…", "status": "completed",
+                                   "usage": {input_tokens, output_tokens, total_tokens, …}}}
 
-``output_item.added`` starts the ``agentMessage`` item (without it the deltas are dropped);
-``output_item.done`` is what enters the history; ``response.completed`` ends the model
-request (a stream that ends without it is an error to Codex). ``usage`` feeds
-``thread/tokenUsage/updated``.
+A tool call is the same with a ``function_call`` (``exec_command``) or ``custom_tool_call``
+(``apply_patch``) item and no deltas. What Codex 0.169.0 actually needs (by experiment):
+
+* ``response.completed`` (its ``response`` needs only ``id``) ends the model request; a
+  stream closed without it fails the turn ("stream closed before response.completed").
+* ``response.output_item.done`` is what enters the history and completes the agentMessage
+  item; without it the turn still "completes" with no agent message.
+* ``response.output_item.added`` is needed for the deltas: without it Codex drops every
+  ``output_text.delta`` and starts the item at ``output_item.done``.
+* ``usage`` feeds ``thread/tokenUsage/updated`` (none is sent without it).
+* ``response.created``, ``output_index`` and ``content_index`` are not needed; sent anyway.
 
 Replies
 -------
@@ -52,9 +62,11 @@ Replies
   ``function_call`` of ``exec_command`` with ``{"cmd": command}`` (model ``gpt-5.5``'s shell
   tool); ``escalated=True`` adds ``sandbox_permissions: "require_escalated"``, which is what
   makes ``approval_policy = "on-request"`` ask; a ``justification`` (the approval's
-  ``reason``) implies it, as Codex refuses one without it. ``.id`` is the ``call_id``, which Codex uses
-  as the ``commandExecution`` item id. Codex then runs the command (after an approval, if the
-  policy asks) and sends the output in a new request: script the reply to that one too.
+  ``reason``) implies it, as Codex refuses one without it. ``.id`` is the ``call_id``, which
+  Codex uses as the ``commandExecution`` item id. Codex then runs the command (after an
+  approval, if the policy asks: under "untrusted" anything not known-safe such as ``touch``;
+  under "on-request" only escalated ones) and sends the output in a new request: script the
+  reply to that one too.
 * ``patch_reply(patch, id=None)``: a ``custom_tool_call`` of ``apply_patch`` whose input is
   the raw patch (``*** Begin Patch`` … ``*** End Patch``); ``add_file_patch(path, text)``
   builds a one-file "Add File" patch. ``.id`` is the ``fileChange`` item id.

@@ -95,12 +95,13 @@ def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=()):
     ``project_dirs`` is marked trusted. TMPDIR points inside ``home``.
 
     ``approval_policy``: codex-cli 0.169.0 refuses ``approval_policy = "untrusted"`` in
-    config.toml (and in ``-c``): "is no longer supported; remove this setting", and then
-    answers every request with that error. So "untrusted" (the default here) and None leave
-    the key out, and codex's own default, "on-request", applies to a thread that does not ask
-    for another: a client wanting "untrusted" passes ``"approvalPolicy": "untrusted"`` on
-    ``thread/start`` / ``thread/resume`` / ``turn/start``, which codex accepts. Any other value
-    ("on-request", "never", "on-failure") is written as the default.
+    config.toml (and in ``-c``): `codex app-server` exits at start-up with "Error:
+    approval_policy = "untrusted" is no longer supported; remove this setting". So
+    "untrusted" (the default here) and None leave the key out, and codex's own default,
+    "on-request", applies to a thread that asks for nothing else: a client wanting
+    "untrusted" passes ``"approvalPolicy": "untrusted"`` on ``thread/start`` (or as a
+    ``turn/start`` override), which codex accepts. Any other value ("on-request", "never",
+    "on-failure") is written as the default.
 
     A CODEX_HOME under the temporary directory makes codex print a harmless "could not create
     PATH aliases" warning on stderr; with TMPDIR inside ``home`` codex does not see /tmp as

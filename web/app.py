@@ -6,6 +6,8 @@ every request before a route sees it.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from dataclasses import dataclass
 from urllib.parse import parse_qs
@@ -13,6 +15,10 @@ from urllib.parse import parse_qs
 import bottle
 import pykka
 
+import gevent
+
+from actors.harness import HARNESSES
+from actors.harness_catalog import executable_for, missing_cli_message
 from actors.host import ChatRequestError
 from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
@@ -62,6 +68,8 @@ def _ask(future, timeout: float = ASK_TIMEOUT):
         return future.get(timeout=timeout)
     except pykka.Timeout:
         raise Refusal(503, "the daemon is busy; try again in a moment") from None
+    except pykka.ActorDeadError:
+        raise Refusal(404, "that session is gone (it was replaced by its resume)") from None
     except ChatRequestError as exc:
         raise Refusal(exc.status, str(exc)) from None
 
@@ -95,8 +103,12 @@ class DevhostApp:
             return refusal
         if environ.get("PATH_INFO") != "/__devhost__/ws/chat":
             return "404 Not Found", "no WebSocket is served at this path"
+        handshake = _handshake_refusal(environ)
+        if handshake:
+            return "400 Bad Request", handshake
         try:
-            _chat_for_socket(self.context, environ)
+            # Kept for the upgraded request, so the socket serves exactly the session checked here.
+            environ["devhost.chat"] = _chat_for_socket(self.context, environ)
         except Refusal as exc:
             return f"{exc.status} {bottle.HTTP_CODES.get(exc.status, '')}".strip(), str(exc)
         return None
@@ -110,10 +122,25 @@ class DevhostApp:
             return [body]
         websocket = environ.get("wsgi.websocket")
         if websocket is not None:
-            chat, record, query = _chat_for_socket(self.context, environ)
+            chat, record, query = environ["devhost.chat"]
             serve_chat_socket(websocket, self.context, chat, record, query, _request_hostname(self.context, environ))
             return []
         return self.bottle(environ, start_response)
+
+
+def _handshake_refusal(environ) -> str | None:
+    """What gevent-websocket would trip over (with a 500) in an upgrade request, said as a 400."""
+    if environ.get("SERVER_PROTOCOL") != "HTTP/1.1":
+        return "a WebSocket upgrade needs HTTP/1.1"
+    try:
+        key_length = len(base64.b64decode(environ.get("HTTP_SEC_WEBSOCKET_KEY", "").strip(), validate=True))
+    except (binascii.Error, ValueError):
+        key_length = 0
+    if key_length != 16:
+        return "Sec-WebSocket-Key must be 16 bytes in base64"
+    if environ.get("HTTP_SEC_WEBSOCKET_VERSION") != "13":
+        return "only WebSocket version 13 is supported"
+    return None
 
 
 def _request_hostname(context: Context, environ) -> str | None:
@@ -154,7 +181,7 @@ def _body(request) -> dict:
         raise Refusal(413, f"the JSON body must be at most {MAX_JSON_BODY} bytes")
     try:
         value = json.loads(data or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Refusal(400, "the body must be JSON") from None
     if not isinstance(value, dict):
         raise Refusal(400, "the body must be a JSON object")
@@ -217,11 +244,10 @@ def build_routes(context: Context) -> bottle.Bottle:
                                       or not set(resume_id) <= _UUID_CHARS):
             raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
         manifest = context.manifests.current()
-        available = {h["id"]: h for h in _ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)}
-        if not available.get(harness, {}).get("available"):
-            raise Refusal(400, f"harness {harness} is not available: {available.get(harness, {}).get('error', '')}")
-        command = manifest.commands.get(harness) or None
-        record = _ask(context.host.create(harness, directory, command or _default_command(harness), model,
+        command = manifest.commands.get(harness) or HARNESSES[harness].DEFAULT_COMMAND
+        if executable_for(command) is None:
+            raise Refusal(400, f"harness {harness} is not available: {missing_cli_message(HARNESSES[harness], command)}")
+        record = _ask(context.host.create(harness, directory, command, model,
                                           resume_id.lower() if resume_id else None))
         return _json(record, 201)
 
@@ -251,7 +277,8 @@ def build_routes(context: Context) -> bottle.Bottle:
             position = validate_position(_body(request))
         except PanelError as exc:
             raise Refusal(400, str(exc)) from None
-        context.panels.save(manifest.path, position)
+        # fsync and rename on the hub's threadpool: file work never holds the hub.
+        gevent.get_hub().threadpool.apply(context.panels.save, (manifest.path, position))
         return _json({"position": position})
 
     @app.route("/__devhost__/<path:path>", method=["GET", "POST", "PUT", "DELETE", "PATCH"])
@@ -278,8 +305,3 @@ def build_routes(context: Context) -> bottle.Bottle:
 
     app.default_error_handler = error_page
     return app
-
-
-def _default_command(harness: str) -> tuple[str, ...]:
-    from actors.harness import HARNESSES
-    return HARNESSES[harness].DEFAULT_COMMAND

@@ -7,6 +7,7 @@ so a long conversation does not have to fit in memory.
 from __future__ import annotations
 
 import json
+import socket
 
 import gevent
 import gevent.queue
@@ -17,26 +18,38 @@ from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.websocket import MessageTooBig
 
-SINK_LIMIT = 5000  # frames queued for one socket before it counts as too slow
+SINK_LIMIT_BYTES = 32 * 1024 * 1024  # queued for one socket before its client counts as too slow
 _CLOSE = object()
 
 
 class SocketSink:
     """What the Chat actor holds for a socket: push and close never block the actor."""
 
-    def __init__(self, limit: int = SINK_LIMIT):
+    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
         self.queue = gevent.queue.Queue()
-        self._limit = limit
+        self._limit = limit_bytes
+        self._queued = 0
+        self._abort = abort  # cuts the connection when the client stopped reading altogether
         self.closed = False
 
     def push(self, frame: bytes) -> None:
         if self.closed:
             return
-        if self.queue.qsize() >= self._limit:
-            # Too slow to keep up: disconnect; the page reconnects and reads a snapshot.
-            self.close(1013, "client too slow; reconnect for a snapshot")
+        if self._queued + len(frame) > self._limit:
+            # Too slow to keep up: drop what waits and disconnect; the page reconnects to a
+            # snapshot, which has everything. A writer stuck in a send is woken by the abort.
+            self.closed = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait((_CLOSE, 1013, "client too slow; reconnect for a snapshot"))
+            if self._abort is not None:
+                self._abort()
             return
+        self._queued += len(frame)
         self.queue.put_nowait(frame)
+
+    def taken(self, frame: bytes) -> None:
+        self._queued -= len(frame)
 
     def close(self, code: int, reason: str = "") -> None:
         if not self.closed:
@@ -45,14 +58,14 @@ class SocketSink:
 
 
 def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
-    sink = SocketSink()
+    sink = SocketSink(abort=lambda: _abort(ws))
     try:
-        subscriber, record, pending, last_sequence, history = chat.attach(sink).get(timeout=10)
+        subscriber, record, pending, reader = chat.attach(sink).get(timeout=10)
     except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
         ws.send_text(_frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
         ws.close(1011)
         return
-    writer = spawn_logged(_write, ws, sink, record, pending, last_sequence, history)
+    writer = spawn_logged(_write, ws, sink, record, pending, reader)
     try:
         _read(ws, context, chat, subscriber, record["projectRootPath"], query, request_hostname, sink)
     finally:
@@ -100,29 +113,40 @@ def _directory_now(context, query, request_hostname) -> str | None:
         return None
 
 
-def _write(ws, sink, record, pending, last_sequence, history) -> None:
+def _write(ws, sink, record, pending, reader) -> None:
     try:
-        ws.send_fragments(_snapshot_pieces(record, pending, last_sequence, history))
+        try:
+            ws.send_fragments(_snapshot_pieces(record, pending, reader))
+        finally:
+            reader.close()
         while True:
             item = sink.queue.get()
             if isinstance(item, tuple) and item and item[0] is _CLOSE:
                 ws.close(item[1], item[2])
                 return
+            sink.taken(item)
             ws.send_text(item)
-    except OSError as exc:
-        daemon_log(f"chat socket closed while writing: {exc}")
-    except Exception as exc:  # noqa: BLE001 - geventwebsocket raises its own errors on dead sockets
+    except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
             daemon_log(f"chat socket writer stopped: {exc!r}")
+            _abort(ws)  # a half-sent snapshot must not leave the page waiting
     finally:
         sink.closed = True
 
 
-def _snapshot_pieces(record, pending, last_sequence, history):
+def _abort(ws) -> None:
+    """Cuts the TCP connection under a socket whose peer stopped reading; both greenlets wake."""
+    try:
+        ws.handler.socket.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError):
+        pass
+
+
+def _snapshot_pieces(record, pending, reader):
     head = json.dumps({"type": "snapshot", "session": record, "pendingRequestIds": pending},
                       separators=(",", ":")).encode()
     yield head[:-1] + b',"events":['
-    for count, (sequence, raw) in enumerate(history.read(1, last_sequence)):
+    for count, (sequence, raw) in enumerate(reader):
         if count and count % 256 == 0:
             gevent.sleep(0)  # a long history must not hold the hub
         yield (b"," if count else b"") + b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)

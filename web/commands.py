@@ -65,7 +65,7 @@ def parse_command(text: str | bytes):
     raw_size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
     try:
         frame = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise CommandError("a command must be one JSON object, e.g. {\"type\": \"send\", ...}") from None
     if not isinstance(frame, dict):
         raise CommandError("a command must be a JSON object with a `type`")

@@ -165,8 +165,10 @@ def _stop(refs) -> None:
 class _ErrorLog:
     def write(self, text):
         if text.strip():
-            # pywsgi writes here only when a request raised: that is a 500, so a bug.
-            daemon_log(f"bug: server: {text.strip()}")
+            # pywsgi writes here only when a request raised: that is a 500, so a bug. The last
+            # line (the exception itself) goes first, so a cut never loses it.
+            lines = text.strip().splitlines()
+            daemon_log(f"bug: server: {lines[-1]} | " + " / ".join(lines[:-1]))
 
     def flush(self):
         pass

@@ -25,6 +25,8 @@ def resolve_directory(manifest: Manifest, page_url: str | None, target: str | No
     """``request_hostname`` is the routed hostname the request came to (None on the control origin)."""
     if not target:
         raise RouteError(400, "a chat target is required: project or devhost")
+    if not isinstance(target, str):
+        raise RouteError(400, "the chat target must be the string project or devhost")
     if target not in TARGETS:
         raise RouteError(400, f"unknown chat target {target!r}; use project or devhost")
     service = service_for_page(manifest, page_url, request_hostname)
@@ -39,6 +41,8 @@ def resolve_directory(manifest: Manifest, page_url: str | None, target: str | No
 def service_for_page(manifest: Manifest, page_url: str | None, request_hostname: str | None):
     if not page_url:
         raise RouteError(400, "pageURL is required: the address of the page the chat belongs to")
+    if not isinstance(page_url, str):
+        raise RouteError(400, "pageURL must be a string: the address of the page the chat belongs to")
     try:
         parts = urlsplit(page_url)
         hostname = parts.hostname

@@ -112,7 +112,9 @@ class ClaudeDriver:
     def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None):
         # cwd, model and resume id are on the command line already (see command_line()).
         self._request_counter = 0
-        self._turn_active = False
+        self._turn_active = False  # a turn runs or a written message will start one
+        self._turn_running = False  # between a "started" lifecycle frame and the turn's result
+        self._started: set[str] = set()
         self._model_for_next_turn: str | None = None  # a model change sent during a turn
         self._ours: dict[str, str] = {}  # request_id -> subtype of requests devhost made
         self.capabilities: tuple[str, ...] = ()
@@ -169,9 +171,11 @@ class ClaudeDriver:
         # end_session makes the CLI exit 0 by itself; signals are only the fallback.
         return [self._control("end_session")]
 
-    def respond_frames(self, request_id, result: dict) -> list[dict]:
+    def respond_frames(self, request_id, result: dict, kind: str = "can_use_tool") -> list[dict]:
+        if result.get("interrupt") is True:
+            self._interrupting = True  # a deny that also stops the turn ends it as an interrupt
         return [{"type": "control_response",
-                 "response": {"subtype": "success", "request_id": request_id, "response": result}}]
+                 "response": {"subtype": "success", "request_id": request_id, "response": session_only(result)}}]
 
     def decode(self, frame: dict) -> tuple[bool, list]:
         """Returns (keep in history, effects)."""
@@ -193,6 +197,7 @@ class ClaudeDriver:
         elif kind == "result":
             found.append(self._result(frame))
             found.append(_usage(frame))
+            self._turn_running = False
             self._turn_active = bool(self.waiting)  # a queued message starts the next turn
             if self._model_for_next_turn is not None:
                 found.append(fx.Write(tuple(self.set_model_frames(self._model_for_next_turn))))
@@ -220,13 +225,19 @@ class ClaudeDriver:
             return [fx.Delivery(message_id, "queued")]
         if state == "started":
             self.waiting.discard(message_id)
-            self._turn_active = True
+            self._started.add(message_id)
+            self._turn_active = self._turn_running = True
             return [fx.Delivery(message_id, "started"), fx.TurnStarted()]
         if state in _SETTLED:
             self.waiting.discard(message_id)
             settled = [fx.MessageSettled(message_id)]
             if state in ("discarded", "refused"):
                 settled.insert(0, fx.Delivery(message_id, "error", f"Claude Code {state} the message"))
+            if message_id not in self._started and not self._turn_running and not self.waiting:
+                # Dropped before any turn took it up: no result will come to end the turn it opened.
+                self._turn_active = False
+                settled.append(fx.TurnEnded())
+            self._started.discard(message_id)
             return settled
         return []
 
@@ -247,6 +258,8 @@ class ClaudeDriver:
         subtype = self._ours.pop(response.get("request_id"), None)
         if subtype is None:
             return []
+        if response.get("subtype") == "error" and subtype == "set_model":
+            return [fx.ModelRefused(f"Claude Code refused the model: {response.get('error') or 'no reason given'}")]
         if response.get("subtype") == "error":
             return [fx.ControlFailed(f"Claude Code refused {subtype}: {response.get('error') or 'no reason given'}")]
         payload = response.get("response") or {}
@@ -263,6 +276,26 @@ def _usage(result: dict) -> fx.Usage:
     fields = (("input_tokens", usage.get("input_tokens")), ("output_tokens", usage.get("output_tokens")),
               ("duration_ms", result.get("duration_ms")), ("total_cost_usd", result.get("total_cost_usd")))
     return fx.Usage(tuple((k, v) for k, v in fields if isinstance(v, (int, float)) and not isinstance(v, bool)))
+
+
+_SAFE_PERMISSION_UPDATES = {"addRules", "replaceRules", "removeRules"}
+
+
+def session_only(result: dict) -> dict:
+    """An approval answer whose permission updates stay in this session's memory.
+
+    A page may say "always allow this" for the session; it may not write settings files, add
+    directories or switch the permission mode, which would outlast the chat or widen its reach.
+    """
+    updates = result.get("updatedPermissions")
+    if updates is None:
+        return result
+    kept = [{**update, "destination": "session"} for update in updates if isinstance(update, dict)
+            and update.get("type") in _SAFE_PERMISSION_UPDATES] if isinstance(updates, list) else []
+    cleaned = {key: value for key, value in result.items() if key != "updatedPermissions"}
+    if kept:
+        cleaned["updatedPermissions"] = kept
+    return cleaned
 
 
 Driver = ClaudeDriver

@@ -27,6 +27,7 @@ LABEL = "Codex"
 DEFAULT_COMMAND = ("codex",)
 CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
 FAILED_TURN = "Native Codex turn failed"
+APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
 START_DEADLINE = 60.0
 
@@ -164,7 +165,10 @@ class CodexDriver:
         frame = self._call("turn/interrupt", {"threadId": self.thread_id, "turnId": self._turn_id})
         return [frame, self._deadline(frame)]
 
-    def respond_frames(self, request_id, result: dict) -> list[dict]:
+    def respond_frames(self, request_id, result: dict, kind: str = "") -> list[dict]:
+        if kind.endswith("/requestApproval") and result.get("decision") not in APPROVAL_DECISIONS:
+            # Object decisions (e.g. an exec-policy amendment) persist beyond the chat: not from a page.
+            raise ValueError(f"an approval answer is {{\"decision\": one of {', '.join(APPROVAL_DECISIONS)}}}")
         return [{"id": request_id, "result": result}]
 
     def stop_frames(self) -> list[dict]:

@@ -89,3 +89,9 @@ class Deadline:
 class StartFailed:
     """The CLI cannot take messages (its handshake or conversation failed); the text says why."""
     message: str
+
+
+@dataclass(frozen=True)
+class ModelRefused:
+    """The CLI refused a model change; the session keeps the model it had."""
+    message: str

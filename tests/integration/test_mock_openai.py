@@ -239,6 +239,21 @@ def test_initialize_and_model_list_ask_nothing_of_the_provider(mock, codex):
     assert mock.log == []
 
 
+def test_config_defaults_reach_the_thread(mock, codex, work):
+    cx = codex(approval_policy="never")
+    started = cx.request("thread/start", {"cwd": str(work)})
+    assert (started["model"], started["modelProvider"]) == ("gpt-5.5", "mock")
+    assert started["approvalPolicy"] == "never"
+    assert started["sandbox"]["type"] == "workspaceWrite"
+    cx.close()
+    # codex refuses "untrusted" in config.toml: codex_env leaves it out, a thread asks for it.
+    cx = codex(approval_policy="untrusted")
+    assert cx.request("thread/start", {"cwd": str(work)})["approvalPolicy"] == "on-request"
+    assert cx.request("thread/start", {"cwd": str(work), "approvalPolicy": "untrusted"}
+                      )["approvalPolicy"] == "untrusted"
+    assert mock.log == []
+
+
 def test_text_turn_streams_deltas_and_completes(mock, codex, work):
     mock.add(text_reply("Hello ", "from ", "the mock."))
     cx = codex()

@@ -149,11 +149,22 @@ def test_a_message_is_waiting_from_the_moment_its_frame_is_built_until_the_cli_t
     assert driver.waiting == set()
 
 
-def test_a_settled_message_is_no_longer_waiting_even_if_it_never_started():
+def test_a_message_cancelled_behind_a_running_turn_leaves_that_turn_running():
     driver = ClaudeDriver()
+    driver.message_frames(FIRST, "first", [])
+    driver.decode({"type": "command_lifecycle", "command_uuid": FIRST, "state": "started"})
     driver.message_frames(SECOND, "queued two", [])
     _, found = driver.decode({"type": "command_lifecycle", "command_uuid": SECOND, "state": "cancelled"})
     assert found == [fx.MessageSettled(SECOND)]
+    assert driver.waiting == set()
+
+
+def test_a_message_settled_before_any_turn_took_it_ends_the_turn_it_opened():
+    # Nothing else will: no turn started, so no result follows.
+    driver = ClaudeDriver()
+    driver.message_frames(SECOND, "queued two", [])
+    _, found = driver.decode({"type": "command_lifecycle", "command_uuid": SECOND, "state": "cancelled"})
+    assert found == [fx.MessageSettled(SECOND), fx.TurnEnded()]
     assert driver.waiting == set()
 
 
@@ -162,7 +173,8 @@ def test_a_message_the_cli_discards_or_refuses_is_a_failed_delivery(state):
     driver = ClaudeDriver()
     driver.message_frames(FIRST, "hello", [])
     _, found = driver.decode({"type": "command_lifecycle", "command_uuid": FIRST, "state": state})
-    assert found == [fx.Delivery(FIRST, "error", f"Claude Code {state} the message"), fx.MessageSettled(FIRST)]
+    assert found == [fx.Delivery(FIRST, "error", f"Claude Code {state} the message"), fx.MessageSettled(FIRST),
+                     fx.TurnEnded()]
     assert driver.waiting == set()
 
 
@@ -280,7 +292,7 @@ def test_the_initialize_reply_makes_the_session_ready():
 
 def test_set_model_reports_the_resolved_model_or_the_clis_refusal():
     run = replay("controls2")
-    assert fx.ControlFailed("Claude Code refused set_model: Model 'bogus-model-1' not found") in run.effects()
+    assert fx.ModelRefused("Claude Code refused the model: Model 'bogus-model-1' not found") in run.effects()
     replies = [step for step in run.steps if step.frame["type"] == "control_response"]
     default_reply = replies[3]
     assert default_reply.effects == [fx.ModelInUse("claude-opus-5-5")]
@@ -455,3 +467,25 @@ def test_the_fixtures_are_the_recorded_sessions_these_tests_rely_on():
                             "perm_pending_interrupt", "plain", "queued"])
     for name in names:
         assert any(r["dir"] == "cli->host" for r in recorded(name)), name
+
+
+def test_a_deny_that_interrupts_ends_the_turn_as_an_interrupt_not_an_error():
+    driver = ClaudeDriver()
+    driver.respond_frames("r1", {"behavior": "deny", "message": "no", "interrupt": True})
+    _, found = driver.decode({"type": "result", "is_error": True, "subtype": "error_during_execution",
+                              "terminal_reason": "aborted_tools"})
+    assert found[0] == fx.TurnEnded(interrupted=True)
+
+
+def test_always_allow_stays_in_the_session_and_never_widens_it():
+    [frame] = ClaudeDriver().respond_frames("r1", {"behavior": "allow", "updatedPermissions": [
+        {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls"}], "behavior": "allow",
+         "destination": "userSettings"},
+        {"type": "addDirectories", "directories": ["/"], "destination": "session"},
+        {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]})
+    answer = frame["response"]["response"]
+    assert answer["updatedPermissions"] == [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "ls"}],
+                                             "behavior": "allow", "destination": "session"}]
+    [frame] = ClaudeDriver().respond_frames("r2", {"behavior": "allow", "updatedPermissions": [
+        {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]})
+    assert "updatedPermissions" not in frame["response"]["response"]

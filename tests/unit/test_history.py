@@ -69,3 +69,16 @@ def test_append_after_close_is_refused():
     history.close()
     with pytest.raises(HistoryWriteError):
         history.append(b"{}")
+
+
+def test_a_reader_keeps_its_snapshot_readable_after_the_history_closes():
+    history = EventHistory()
+    history.append(b'{"n":1}')
+    history.append(b'{"n":2}')
+    reader = history.reader()
+    history.append(b'{"n":3}')  # after the snapshot: not part of it
+    history.close()
+    try:
+        assert list(reader) == [(1, b'{"n":1}'), (2, b'{"n":2}')]
+    finally:
+        reader.close()
