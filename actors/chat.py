@@ -106,6 +106,8 @@ class Chat(pykka.ThreadingActor):
             # starts a new conversation rather than fail on a resume the CLI would refuse.
             chatlog.log(self._id, self._harness.HARNESS_ID, "session.restart", native=resume_id,
                         note="conversation was never saved; starting a new one")
+            self._tell_everyone(f"{self._harness.LABEL} had not saved the conversation before it stopped; "
+                                "a new conversation was started and your message goes there")
             resume_id = None
         argv = self._harness.command_line(self._command, model=self._model, resume_id=resume_id)
         self._driver = self._harness.Driver(cwd=self._root, model=self._model, resume_id=resume_id)
@@ -320,12 +322,10 @@ class Chat(pykka.ThreadingActor):
         if isinstance(effect, fx.ModelRefused):
             self._model = self._model_before_change
             chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="model", error=effect.message)
-            for sink in list(self._subscribers.values()):
-                sink.push(_frame({"type": "error", "message": effect.message}))
+            self._tell_everyone(effect.message)
             return True
         if isinstance(effect, fx.ControlFailed):
-            for sink in list(self._subscribers.values()):
-                sink.push(_frame({"type": "error", "message": effect.message}))
+            self._tell_everyone(effect.message)
             return False
         return False
 
@@ -433,8 +433,7 @@ class Chat(pykka.ThreadingActor):
         self._turn_active = False
         if self._cli is not None:
             self._cli.terminate()
-        for sink in list(self._subscribers.values()):
-            sink.push(_frame({"type": "error", "message": self._error}))
+        self._tell_everyone(self._error)
         self._publish_state()
 
     def _fail_sends(self, reason: str) -> None:
@@ -481,6 +480,10 @@ class Chat(pykka.ThreadingActor):
         else:
             result["delivery"] = delivery
         sink.push(_frame(result))
+
+    def _tell_everyone(self, message: str) -> None:
+        for sink in list(self._subscribers.values()):
+            sink.push(_frame({"type": "error", "message": message}))
 
     def _tell_error(self, subscriber: int, message: str) -> None:
         sink = self._subscribers.get(subscriber)

@@ -5,7 +5,8 @@ import pytest
 
 from tests.integration.daemon import Daemon, processes_with_env, wait_until, write_manifest
 from tests.mock_anthropic import MockAnthropic
-from tests.peers import claude_env, require_peers
+from tests.mock_openai import MockOpenAI
+from tests.peers import claude_env, codex_env, require_peers
 
 
 @pytest.fixture
@@ -24,9 +25,20 @@ def stack(tmp_path):
 
 
 @pytest.fixture
-def daemon_env(tmp_path, mock):
-    require_peers("claude")
+def openai():
+    server = MockOpenAI()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def daemon_env(tmp_path, stack, mock, openai):
+    """One HOME for both CLIs: Claude Code against ``mock``, Codex against ``openai``."""
+    require_peers("claude", "codex")
     env = claude_env(tmp_path / "home", mock.url)
+    env.update(codex_env(tmp_path / "home", openai.url, approval_policy="on-request",
+                         project_dirs=(stack / "project", stack / "other")))
     # gevent's monitor watches the daemon under test: a greenlet holding the hub for more than
     # half a second is logged as a bug in the daemon's log (which a failing test prints).
     env.update(GEVENT_MONITOR_THREAD_ENABLE="true", GEVENT_MAX_BLOCKING_TIME="0.5",

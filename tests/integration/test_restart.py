@@ -1,0 +1,56 @@
+"""Sessions belong to the running stack; the CLIs' own saved conversations outlive it."""
+from __future__ import annotations
+
+import signal
+
+from tests.integration.daemon import Daemon
+from tests.mock_anthropic import message_text as anthropic_text, text_reply as anthropic_reply
+from tests.mock_openai import message_text as openai_text, text_reply as openai_reply
+
+
+def _restart(daemon, stack, daemon_env):
+    assert daemon.stop() == 0
+    return Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+
+
+def test_a_claude_conversation_resumes_after_the_daemon_restarts(daemon, mock, stack, daemon_env):
+    mock.add(anthropic_reply("I will remember otter."), anthropic_reply("It was otter."))
+    record = daemon.create_session()
+    sock = daemon.connect(record["id"])
+    sock.send_message("remember otter")
+    native_id = sock.wait_event(lambda p: p["type"] == "result")["session_id"]
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert sock.wait_closed() == 1001
+    again = _restart(daemon, stack, daemon_env)
+    try:
+        assert again.sessions() == []  # sessions do not survive; the CLI's conversation does
+        resumed = again.create_session(resumeId=native_id)
+        sock = again.connect(resumed["id"])
+        assert sock.snapshot["events"] == []  # devhost's history does not survive a restart
+        sock.send_message("which animal?")
+        sock.wait_event(lambda p: p["type"] == "result" and p.get("result") == "It was otter.")
+        assert "remember otter" in anthropic_text(mock.requests[1])
+        sock.close()
+    finally:
+        assert again.stop() == 0
+
+
+def test_a_codex_thread_resumes_after_the_daemon_restarts(daemon, openai, stack, daemon_env):
+    openai.add(openai_reply("Noted: lynx."), openai_reply("It was lynx."))
+    record = daemon.create_session(harness="codex")
+    sock = daemon.connect(record["id"])
+    sock.send_message("remember lynx")
+    sock.wait_event(lambda p: p.get("method") == "turn/completed")
+    thread_id = sock.wait_status("idle")["session"]["nativeSessionId"]
+    sock.close()
+    again = _restart(daemon, stack, daemon_env)
+    try:
+        resumed = again.create_session(harness="codex", resumeId=thread_id)
+        assert resumed["nativeSessionId"] == thread_id
+        sock = again.connect(resumed["id"])
+        sock.send_message("which animal?")
+        sock.wait_event(lambda p: p.get("method") == "turn/completed")
+        assert "remember lynx" in openai_text(openai.requests[1])
+        sock.close()
+    finally:
+        assert again.stop() == 0
