@@ -9,7 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 from urllib.parse import parse_qs
 
 import bottle
@@ -42,6 +43,7 @@ class Context:
     address: str
     port: int
     source_root: str
+    actors: dict = field(default_factory=dict)  # proxies of actors that extensions start, by name
 
     @property
     def control_host(self) -> str:
@@ -74,12 +76,36 @@ def _ask(future, timeout: float = ASK_TIMEOUT):
         raise Refusal(exc.status, str(exc)) from None
 
 
-class DevhostApp:
-    """WSGI entry: security checks, then the bottle routes."""
+@dataclass
+class Endpoint:
+    """A WebSocket under /__devhost__/: ``check(environ)`` runs before the upgrade and raises
+    Refusal (answered as plain HTTP) or returns what ``serve(ws, environ, checked)`` gets after it."""
+    check: Callable
+    serve: Callable
 
-    def __init__(self, context: Context):
+
+class DevhostApp:
+    """WSGI entry: security checks, then the routes.
+
+    Extensions (see web/daemon.py) add routes to ``bottle``, sockets to ``websockets``, and may
+    replace ``fallback``, the WSGI app for every path outside /__devhost__/ (a plain page by
+    default), and set ``raw_upgrade`` to take over WebSocket upgrades outside /__devhost__/.
+    """
+
+    def __init__(self, context: Context, extensions=()):
         self.context = context
         self.bottle = build_routes(context)
+        self.websockets: dict[str, Endpoint] = {
+            "/__devhost__/ws/chat": Endpoint(
+                check=lambda environ: _chat_for_socket(context, environ),
+                serve=lambda ws, environ, found: serve_chat_socket(
+                    ws, context, *found, _request_hostname(context, environ))),
+        }
+        self.fallback = plain_page(context)
+        self.raw_upgrade = None
+        for extension in extensions:
+            extension.install(self)
+        add_unknown_routes(self.bottle)  # last: everything else under /__devhost__/ is a JSON 404
 
     def _allowed_hosts(self):
         manifest = self.context.manifests.current()
@@ -90,6 +116,8 @@ class DevhostApp:
         message = security.host_refusal(host, self._allowed_hosts())
         if message:
             return "403 Forbidden", message
+        if not environ.get("PATH_INFO", "").startswith("/__devhost__/"):
+            return None  # the app's own requests keep the app's own rules
         is_upgrade = environ.get("HTTP_UPGRADE", "").lower() == "websocket"
         message = security.origin_refusal(environ.get("REQUEST_METHOD", "GET"), is_upgrade,
                                           environ.get("HTTP_ORIGIN"), host)
@@ -101,14 +129,15 @@ class DevhostApp:
         refusal = self._refusal(environ)
         if refusal:
             return refusal
-        if environ.get("PATH_INFO") != "/__devhost__/ws/chat":
+        endpoint = self.websockets.get(environ.get("PATH_INFO"))
+        if endpoint is None:
             return "404 Not Found", "no WebSocket is served at this path"
         handshake = _handshake_refusal(environ)
         if handshake:
             return "400 Bad Request", handshake
         try:
-            # Kept for the upgraded request, so the socket serves exactly the session checked here.
-            environ["devhost.chat"] = _chat_for_socket(self.context, environ)
+            # Kept for the upgraded request, so the socket serves exactly what was checked here.
+            environ["devhost.checked"] = endpoint.check(environ)
         except Refusal as exc:
             return f"{exc.status} {bottle.HTTP_CODES.get(exc.status, '')}".strip(), str(exc)
         return None
@@ -122,10 +151,11 @@ class DevhostApp:
             return [body]
         websocket = environ.get("wsgi.websocket")
         if websocket is not None:
-            chat, record, query = environ["devhost.chat"]
-            serve_chat_socket(websocket, self.context, chat, record, query, _request_hostname(self.context, environ))
+            self.websockets[environ["PATH_INFO"]].serve(websocket, environ, environ["devhost.checked"])
             return []
-        return self.bottle(environ, start_response)
+        if environ.get("PATH_INFO", "").startswith("/__devhost__/"):
+            return self.bottle(environ, start_response)
+        return self.fallback(environ, start_response)
 
 
 def _handshake_refusal(environ) -> str | None:
@@ -281,20 +311,6 @@ def build_routes(context: Context) -> bottle.Bottle:
         gevent.get_hub().threadpool.apply(context.panels.save, (manifest.path, position))
         return _json({"position": position})
 
-    @app.route("/__devhost__/<path:path>", method=["GET", "POST", "PUT", "DELETE", "PATCH"])
-    def unknown(path):
-        return _json({"error": f"nothing is served at /__devhost__/{path}"}, 404)
-
-    @app.get("/")
-    @app.get("/<path:path>")
-    def page(path=""):
-        manifest = context.manifests.current()
-        hostname = _request_hostname(context, request.environ)
-        title = manifest.name if hostname is None else f"{manifest.name}: {hostname}"
-        body = (f"<!doctype html><meta charset=utf-8><title>{bottle.html_escape(title)}</title>"
-                f"<h1>{bottle.html_escape(title)}</h1><p>devhostd serves this stack.</p>")
-        return bottle.HTTPResponse(body, headers={"Content-Type": "text/html; charset=utf-8"})
-
     def error_page(res):
         res.content_type = "application/json"
         if res.status_code == 405:
@@ -304,4 +320,23 @@ def build_routes(context: Context) -> bottle.Bottle:
         return json.dumps({"error": "the daemon failed on this request; it is logged"})
 
     app.default_error_handler = error_page
+    return app
+
+
+def add_unknown_routes(app: bottle.Bottle) -> None:
+    @app.route("/__devhost__/<path:path>", method=["GET", "POST", "PUT", "DELETE", "PATCH"])
+    def unknown(path):
+        return _json({"error": f"nothing is served at /__devhost__/{path}"}, 404)
+
+
+def plain_page(context: Context):
+    """What a routed hostname serves outside /__devhost__/ when nothing else does."""
+    def app(environ, start_response):
+        manifest = context.manifests.current()
+        hostname = _request_hostname(context, environ)
+        title = bottle.html_escape(manifest.name if hostname is None else f"{manifest.name}: {hostname}")
+        body = (f"<!doctype html><meta charset=utf-8><title>{title}</title>"
+                f"<h1>{title}</h1><p>devhostd serves this stack.</p>").encode()
+        start_response("200 OK", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))])
+        return [body]
     return app

@@ -29,6 +29,8 @@ from web.app import Context, DevhostApp
 from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
+# Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
+EXTENSIONS: list = []
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHUTDOWN_GRACE = 12.0
 
@@ -110,7 +112,11 @@ def main(argv=None) -> int:
     context = Context(manifests=manifests, host=host.proxy(), catalog=catalog.proxy(),
                       panels=PanelPositions(state_dir), address=args.host, port=port,
                       source_root=development_source_root(CODE_DIR))
-    server.application = DevhostApp(context)
+    for extension in EXTENSIONS:
+        for name, ref in extension.start(context).items():  # after the core actors, stopped before them
+            started.append(ref)
+            context.actors[name] = ref.proxy()
+    server.application = DevhostApp(context, EXTENSIONS)
     server.start()
 
     stopping = gevent.event.Event()

@@ -142,6 +142,10 @@ class DevhostHandler(WebSocketHandler):
     """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
 
     def run_application(self):
+        raw_upgrade = getattr(self.application, "raw_upgrade", None)
+        if raw_upgrade is not None and _is_upgrade(self.environ) \
+                and not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):
+            return raw_upgrade(self)  # e.g. the app's own hot-reload socket, passed through
         check = getattr(self.application, "websocket_precheck", None)
         if _is_upgrade(self.environ) and check is not None:
             refusal = check(self.environ)
