@@ -27,6 +27,8 @@ LABEL = "Codex"
 DEFAULT_COMMAND = ("codex",)
 CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
 FAILED_TURN = "Native Codex turn failed"
+NETWORK_WAIT_LIMIT = 120.0  # seconds of "Reconnecting... waiting for network" before devhost stops the turn
+NETWORK_WAIT_KEY = "network-wait"
 APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
 START_DEADLINE = 60.0
@@ -70,7 +72,9 @@ def find_conversation_cwd(thread_id: str, env: dict) -> str | None:
     if not thread_id or "/" in thread_id:
         return None
     home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
-    pattern = os.path.join(glob_escape(home), "sessions", "*", "*", "*", f"rollout-*-{glob_escape(thread_id)}.jsonl")
+    # The time in the name has a fixed width, so a tail of another thread's id is no match.
+    pattern = os.path.join(glob_escape(home), "sessions", "*", "*", "*",
+                           f"rollout-????-??-??T??-??-??-{glob_escape(thread_id)}.jsonl")
     for path in glob(pattern):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
@@ -108,6 +112,8 @@ class CodexDriver:
         self._held: list[tuple[str, list]] = []  # messages that wait for the thread
         self._model_for_next_turn: str | None = None  # set by a send during a turn
         self.waiting: set[str] = set()
+        self._network_wait_turn: str | None = None  # the turn Codex is waiting for the network in
+        self._turn_failure: str | None = None  # why devhost stopped the turn, when it did
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -188,6 +194,16 @@ class CodexDriver:
         return True, self._notification(method, params)
 
     def _notification(self, method: str, params: dict) -> list:
+        if method == "error" and params.get("willRetry") and "waiting for network" in str(
+                (params.get("error") or {}).get("message", "")):
+            # With unbounded connection retries Codex never fails a turn whose provider is
+            # unreachable; devhost gives it NETWORK_WAIT_LIMIT, then stops the turn and says why.
+            if self._network_wait_turn != self._turn_id:
+                self._network_wait_turn = self._turn_id
+                return [fx.Deadline(NETWORK_WAIT_KEY, NETWORK_WAIT_LIMIT)]
+            return []
+        if method in ("item/started", "item/agentMessage/delta", "turn/completed"):
+            self._network_wait_turn = None  # progress (or the end): the provider is reachable again
         if method == "turn/started":
             turn = params.get("turn") or {}
             self._turn_id = turn.get("id") or self._turn_id
@@ -222,7 +238,8 @@ class CodexDriver:
             message = error.get("message") if isinstance(error.get("message"), str) else ""
             return [fx.TurnEnded(error=message.strip() or FAILED_TURN)]
         if status == "interrupted":
-            return [fx.TurnEnded(interrupted=True)]
+            failure, self._turn_failure = self._turn_failure, None
+            return [fx.TurnEnded(error=failure)] if failure else [fx.TurnEnded(interrupted=True)]
         return [fx.TurnEnded()]
 
     def _is_in_flight(self, message_id: str) -> bool:
@@ -238,7 +255,7 @@ class CodexDriver:
         result = frame.get("result") if isinstance(frame.get("result"), dict) else {}
         if method == "initialize":
             if error:
-                return [fx.ControlFailed(f"Codex refused to initialize: {message}")]
+                return self._start_failed(f"Codex refused to initialize: {message}")
             follow = [{"method": "initialized"}]
             if self._resume_id:
                 params = {"threadId": self._resume_id, "cwd": self._cwd}
@@ -276,12 +293,7 @@ class CodexDriver:
                 return [fx.ControlFailed("Codex had not saved that conversation (it never ran a turn); "
                                          "a new conversation was started and your message goes there"),
                         fx.Write((start,)), self._deadline(start, START_DEADLINE)]
-            failed = [fx.ControlFailed(f"Codex could not open the conversation: {message}")]
-            for message_id, _ in self._held:
-                self.waiting.discard(message_id)
-                failed.append(fx.Delivery(message_id, "error", f"Codex could not open the conversation: {message}"))
-            self._held.clear()
-            return failed + [fx.StartFailed(f"Codex could not open the conversation: {message}")]
+            return self._start_failed(f"Codex could not open the conversation: {message}")
         thread = result.get("thread") or {}
         self.thread_id = thread.get("id") or self.thread_id
         if not self._model and isinstance(result.get("model"), str):
@@ -295,6 +307,14 @@ class CodexDriver:
             found += [fx.Write(tuple(f for f in frames if isinstance(f, dict)))]
             found += [f for f in frames if isinstance(f, fx.Deadline)]
         return found
+
+    def _start_failed(self, reason: str) -> list:
+        failed: list = [fx.ControlFailed(reason)]
+        for message_id, _ in self._held:
+            self.waiting.discard(message_id)
+            failed.append(fx.Delivery(message_id, "error", reason))
+        self._held.clear()
+        return failed + [fx.StartFailed(reason)]
 
     def _turn_start_reply(self, context: dict, result: dict, error, message: str) -> list:
         message_id = context["message_id"]
@@ -310,6 +330,12 @@ class CodexDriver:
 
     def expire(self, request_id) -> list:
         """A request got no reply in time: stop waiting so nothing wedges on it."""
+        if request_id == NETWORK_WAIT_KEY:
+            if self._network_wait_turn is None or self._network_wait_turn != self._turn_id:
+                return []
+            self._turn_failure = "Codex could not reach its model provider for " \
+                                 f"{int(NETWORK_WAIT_LIMIT)} s; the turn was stopped"
+            return [fx.ControlFailed(self._turn_failure), *self.interrupt_frames()]
         entry = self._calls.pop(request_id, None)
         if entry is None:
             return []
