@@ -43,6 +43,9 @@ class _InFlight:
 
 
 class Chat(pykka.ThreadingActor):
+    # A devhost session starts its CLI when it is created; a core chat on its first message.
+    start_cli_at_once = True
+
     def __init__(self, *, session_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  resume_id: str | None, host=None, history: EventHistory | None = None,
                  ack_timeout: float = ACK_TIMEOUT):
@@ -87,7 +90,8 @@ class Chat(pykka.ThreadingActor):
         self._heartbeat = spawn_logged(self._beat, self.actor_ref.proxy())
         chatlog.log(self._id, self._harness.HARNESS_ID, "session.resume" if self._resuming else "session.start",
                     project=self._root, model=self._model or "default", native=self._native_id)
-        self._start_cli()
+        if self.start_cli_at_once:
+            self._start_cli()
         self._publish_state()
 
     def on_stop(self) -> None:
@@ -264,8 +268,19 @@ class Chat(pykka.ThreadingActor):
         changed = False
         for effect in found:
             changed |= self._apply(effect)
+        self._after_frame(frame)
         if changed:
             self._publish_state()
+
+    # Hooks for the chat core (actors/core_chat.py); a plain devhost session needs none.
+    def _after_frame(self, frame: dict) -> None:
+        pass
+
+    def _after_turn(self, effect: fx.TurnEnded) -> None:
+        pass
+
+    def _after_exit(self, reason: str, was_busy: bool) -> None:
+        pass
 
     def _apply(self, effect) -> bool:
         if isinstance(effect, fx.Ready):
@@ -343,6 +358,7 @@ class Chat(pykka.ThreadingActor):
         self._turn_started_at = time.monotonic() if self._turn_active else None
         if effect.error:
             self._error = effect.error
+        self._after_turn(effect)
 
     @guarded
     def on_cli_write_failed(self, generation: int, reason: str) -> None:
@@ -363,11 +379,13 @@ class Chat(pykka.ThreadingActor):
             return
         reason = exit_reason(self._harness.LABEL, code, stderr_tail)
         chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
+        was_busy = self._turn_active
         self._pending.clear()
         self._turn_active = False
         self._fail_sends(reason)
         if not self._history_broken:
             self._error = reason  # the next message starts the CLI again on its own conversation
+        self._after_exit(reason, was_busy)
         self._publish_state()
 
     @guarded

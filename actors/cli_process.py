@@ -6,8 +6,10 @@ then exactly one ``on_cli_exit``. Upward calls are tells: the owner never waits 
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 
 import gevent
 import gevent.queue
@@ -19,6 +21,16 @@ from actors.chatlog import daemon_log
 from actors.guard import guarded, spawn_logged
 
 STDERR_TAIL_BYTES = 4096
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: if devhostd is killed outright, the CLI gets SIGKILL too.
+    (What the CLI started itself is swept by tag when devhostd next starts.)"""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
 YIELD_EVERY_LINES = 64  # a CLI flooding stdout must not starve the rest of the hub
 
 
@@ -45,7 +57,7 @@ class CliProcess(pykka.ThreadingActor):
         try:
             self._proc = subprocess.Popen(
                 self._argv, cwd=self._cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+                stderr=subprocess.PIPE, start_new_session=True, close_fds=True, preexec_fn=_die_with_parent)
         except OSError as exc:
             self._report_exit(None, f"{exc.strerror or exc}: {self._argv[0]}")
             return

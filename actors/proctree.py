@@ -578,3 +578,41 @@ def sweep_tag_prefix(prefix: str | None = None, *, name: str = TAG_ENV,
     found = freeze_and_kill((), TagMatch.starting_with(prefix, name, newer_than))
     _wait_gone(found, grace)
     return sorted(found, key=lambda ref: ref.pid)
+
+
+def sweep_orphans_of_dead_daemons() -> list[ProcRef]:
+    """At start-up: end what an earlier devhostd left behind when it was killed (SIGKILL gives
+    it no chance to clean up). Tagged processes whose daemon pid no longer runs are ended, with
+    their descendants; a live daemon's processes, and other users', are never touched."""
+    prefixes = set()
+    uid = os.getuid()
+    entry = f"{TAG_ENV}=".encode()
+    for name in os.listdir(_PROC):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"{_PROC}/{name}").st_uid != uid:
+                continue
+            with open(f"{_PROC}/{name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(entry):
+                parts = item[len(entry):].decode("utf-8", "replace").split(".")
+                if len(parts) >= 2 and parts[0].isdigit() and not _pid_alive(int(parts[0])):
+                    prefixes.add(f"{parts[0]}.{parts[1]}.")
+    killed: set[ProcRef] = set()
+    for prefix in prefixes:
+        killed |= freeze_and_kill((), TagMatch.starting_with(prefix, newer_than=0))
+    return sorted(killed, key=lambda ref: ref.pid)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

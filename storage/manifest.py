@@ -42,6 +42,7 @@ class Manifest:
     services: tuple[Service, ...]
     prompt: str = DEFAULT_PROMPT
     commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    resume_interrupted_turns: bool = False  # [core]: resume a chat turn a stop cut off (at most once)
 
     def service_for_host(self, hostname: str) -> Service | None:
         hostname = hostname.lower().rstrip(".")
@@ -119,7 +120,12 @@ def parse_manifest(data: dict, path: str) -> Manifest:
         if "/" in command[0] and not os.path.isabs(command[0]):
             command[0] = os.path.normpath(os.path.join(base, command[0]))
         commands[harness] = tuple(command)
-    return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands)
+    core = data.get("core", {})
+    resume = core.get("resume_interrupted_turns", False) if isinstance(core, dict) else None
+    if not isinstance(resume, bool):
+        raise ManifestError(f"{path}: [core] resume_interrupted_turns must be true or false")
+    return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
+                    resume_interrupted_turns=resume)
 
 
 class ManifestSource:

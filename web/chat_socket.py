@@ -119,6 +119,18 @@ def _write(ws, sink, record, pending, reader) -> None:
             ws.send_fragments(_snapshot_pieces(record, pending, reader))
         finally:
             reader.close()
+    except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
+        if not ws.closed:
+            daemon_log(f"chat socket writer stopped: {exc!r}")
+            _abort(ws)  # a half-sent snapshot must not leave the page waiting
+        sink.closed = True
+        return
+    _write_live(ws, sink)
+
+
+def _write_live(ws, sink) -> None:
+    """Writes what the sink receives until it closes; the only writer of its socket."""
+    try:
         while True:
             item = sink.queue.get()
             if isinstance(item, tuple) and item and item[0] is _CLOSE:
@@ -128,8 +140,8 @@ def _write(ws, sink, record, pending, reader) -> None:
             ws.send_text(item)
     except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
-            daemon_log(f"chat socket writer stopped: {exc!r}")
-            _abort(ws)  # a half-sent snapshot must not leave the page waiting
+            daemon_log(f"socket writer stopped: {exc!r}")
+            _abort(ws)
     finally:
         sink.closed = True
 

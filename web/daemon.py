@@ -26,6 +26,7 @@ from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from web import security
 from web.app import Context, DevhostApp
+from web.core import CoreExtension
 from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
@@ -60,6 +61,11 @@ def parse_args(argv):
     return args
 
 
+def manifest_resumes(manifests: ManifestSource) -> bool:
+    """``[core] resume_interrupted_turns = true``: a turn cut off by a stop is resumed at the next start."""
+    return manifests.current().resume_interrupted_turns
+
+
 def default_state_dir() -> str:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return os.path.join(base, "devhostd")
@@ -89,6 +95,9 @@ def main(argv=None) -> int:
         return 2
     state_dir = os.path.realpath(args.state_dir or default_state_dir())
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    orphans = proctree.sweep_orphans_of_dead_daemons()
+    if orphans:
+        daemon_log(f"ended {len(orphans)} processes an earlier devhostd left behind when it was killed")
     _report_blocked_hub()
 
     # Fixed start order; stopped in reverse.
@@ -112,11 +121,13 @@ def main(argv=None) -> int:
     context = Context(manifests=manifests, host=host.proxy(), catalog=catalog.proxy(),
                       panels=PanelPositions(state_dir), address=args.host, port=port,
                       source_root=development_source_root(CODE_DIR))
-    for extension in EXTENSIONS:
+    extensions = [CoreExtension(os.path.join(state_dir, "core"), resuming_on=manifest_resumes(manifests)),
+                  *EXTENSIONS]
+    for extension in extensions:
         for name, ref in extension.start(context).items():  # after the core actors, stopped before them
             started.append(ref)
             context.actors[name] = ref.proxy()
-    server.application = DevhostApp(context, EXTENSIONS)
+    server.application = DevhostApp(context, extensions)
     server.start()
 
     stopping = gevent.event.Event()
@@ -130,7 +141,7 @@ def main(argv=None) -> int:
 
     daemon_log("stopping: closing every session")
     server.stop(timeout=1)  # no new requests; open sockets are closed by their sessions below
-    survivors = close_every_session(host.proxy())
+    survivors = close_every_session(host.proxy(), context.actors["core"])
     _stop(list(reversed(started)))
     leftovers = proctree.sweep_tag_prefix(proctree.daemon_tag_prefix())
     if survivors or leftovers:
@@ -139,9 +150,15 @@ def main(argv=None) -> int:
     return 0
 
 
-def close_every_session(host) -> list[str]:
+def close_every_session(host, core_host) -> list[str]:
     events = []
-    for chat in host.chats().get(timeout=10):
+    core_chats = core_host.chats().get(timeout=10)
+    for chat in core_chats:
+        try:
+            chat.freeze().get(timeout=5)  # a running turn stays running on disk, to be settled at the next start
+        except (pykka.ActorDeadError, pykka.Timeout):
+            pass
+    for chat in host.chats().get(timeout=10) + core_chats:
         try:
             record = chat.close(1001).get(timeout=5)
             events.append((record["id"], chat.cli_gone().get(timeout=5)))

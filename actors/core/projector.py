@@ -1,0 +1,253 @@
+"""Native frames of either CLI, turned into thread changes (spec section 2's item model).
+
+A projector is per CLI process: its items get ids ``<generation>:<ref>`` so a restarted CLI
+never overwrites what an earlier one wrote. It answers a list of operations:
+``("upsert", item)`` merges an item by id, ``("append", item_id, text, skeleton)`` appends text
+to an item (adding ``skeleton`` first if it does not exist yet). The user's own messages and
+the turns are made by the host, not here.
+
+It also answers the native form of an approval or a question: ``answer_approval`` and
+``answer_question`` build the CLI's own reply from a decision (allow / allow-always / deny).
+"""
+from __future__ import annotations
+
+import json
+
+
+class ClaudeProjector:
+    provider = "claude"
+
+    def __init__(self, generation: str):
+        self.gen = generation
+        self._blocks: dict[int, str] = {}  # stream content block index -> item id
+        self._requests: dict = {}  # request id -> the can_use_tool request
+
+    def _id(self, ref: str) -> str:
+        return f"{self.gen}:{ref}"
+
+    def project(self, frame: dict) -> list[tuple]:
+        kind = frame.get("type")
+        parent = frame.get("parent_tool_use_id")
+        if kind == "stream_event":
+            return self._stream(frame.get("event") or {}, frame.get("api_message_id") or "msg", parent)
+        if kind == "assistant":
+            return self._assistant(frame.get("message") or {}, parent)
+        if kind == "user" and not frame.get("isReplay"):
+            return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result"))
+        if kind == "control_request":
+            return self._request(frame)
+        if kind == "control_cancel_request":
+            return self._withdraw(frame.get("request_id"))
+        if kind == "system" and frame.get("subtype") == "compact_boundary":
+            meta = frame.get("compact_metadata") or {}
+            return [("upsert", {"id": self._id(f"compact-{frame.get('uuid')}"), "kind": "compaction",
+                                "preTokens": meta.get("pre_tokens")})]
+        return []
+
+    def _stream(self, event: dict, message_id: str, parent) -> list[tuple]:
+        kind = event.get("type")
+        index = event.get("index", 0)
+        if kind == "content_block_start":
+            block = event.get("content_block") or {}
+            if block.get("type") in ("text", "thinking"):
+                item_kind = "assistant" if block["type"] == "text" else "thinking"
+                item_id = self._id(f"{message_id}:{index}" + (":think" if item_kind == "thinking" else ""))
+                self._blocks[index] = item_id
+                return [("upsert", {"id": item_id, "kind": item_kind, "text": "", "streaming": True,
+                                    **({"parentToolUseId": parent} if parent else {})})]
+        if kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            text = delta.get("text") if delta.get("type") == "text_delta" else delta.get("thinking")
+            if isinstance(text, str) and index in self._blocks:
+                return [("append", self._blocks[index], text, None)]
+        if kind == "message_stop":
+            self._blocks.clear()
+        return []
+
+    def _assistant(self, message: dict, parent) -> list[tuple]:
+        ops = []
+        message_id = message.get("id") or "msg"
+        for index, block in enumerate(message.get("content") or []):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                ops.append(("upsert", self._text_item(message_id, block, "assistant", parent)))
+            elif block.get("type") == "thinking":
+                ops.append(("upsert", self._text_item(message_id, block, "thinking", parent)))
+            elif block.get("type") == "tool_use":
+                ops.append(("upsert", {"id": self._id(block.get("id", f"tool-{index}")), "kind": "tool",
+                                       "toolUseId": block.get("id"), "name": block.get("name"),
+                                       "input": block.get("input") or {}, "output": None, "state": "running",
+                                       "parentToolUseId": parent}))
+        return ops
+
+    def _text_item(self, message_id: str, block: dict, kind: str, parent) -> dict:
+        # One assistant frame per content block; the stream's item for the same block is completed.
+        matching = [item_id for item_id in self._blocks.values() if item_id.startswith(self._id(message_id))
+                    and item_id.endswith(":think") == (kind == "thinking")]
+        item_id = matching[-1] if matching else self._id(f"{message_id}:{kind}:{len(block.get('text', ''))}")
+        text = block.get("text") if kind == "assistant" else block.get("thinking", "")
+        item = {"id": item_id, "kind": kind, "text": text or "", "streaming": False}
+        if parent:
+            item["parentToolUseId"] = parent
+        return item
+
+    def _tool_results(self, message: dict, structured) -> list[tuple]:
+        ops = []
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                output = block.get("content")
+                if isinstance(output, list):
+                    output = "\n".join(part.get("text", "") for part in output if isinstance(part, dict))
+                ops.append(("upsert", {"id": self._id(block.get("tool_use_id", "")), "kind": "tool",
+                                       "output": output, "state": "error" if block.get("is_error") else "done"}))
+        return ops
+
+    def _request(self, frame: dict) -> list[tuple]:
+        request = frame.get("request") or {}
+        request_id = frame.get("request_id")
+        if request.get("subtype") != "can_use_tool":
+            return []
+        self._requests[request_id] = request
+        tool_input = request.get("input") or {}
+        if request.get("tool_name") == "AskUserQuestion" and isinstance(tool_input.get("questions"), list):
+            questions = [{"id": str(i), "header": q.get("header", ""), "question": q.get("question", ""),
+                          "choices": [{"label": o.get("label", ""), "description": o.get("description", "")}
+                                      for o in q.get("options") or [] if isinstance(o, dict)],
+                          "multiSelect": bool(q.get("multiSelect"))}
+                         for i, q in enumerate(tool_input["questions"]) if isinstance(q, dict)]
+            return [("upsert", {"id": f"question-{request_id}", "kind": "question", "requestId": request_id,
+                                "questions": questions, "answers": None, "state": "pending"})]
+        rules = [s for s in request.get("permission_suggestions") or [] if isinstance(s, dict)
+                 and s.get("type") == "addRules"]
+        return [("upsert", {"id": f"approval-{request_id}", "kind": "approval", "requestId": request_id,
+                            "toolUseId": request.get("tool_use_id"), "toolName": request.get("tool_name"),
+                            "input": tool_input, "description": request.get("description"),
+                            "canAllowAlways": bool(rules), "decision": "pending"})]
+
+    def _withdraw(self, request_id) -> list[tuple]:
+        request = self._requests.pop(request_id, None)
+        if request is None:
+            return []
+        if request.get("tool_name") == "AskUserQuestion":
+            return [("upsert", {"id": f"question-{request_id}", "kind": "question", "state": "cancelled"})]
+        return [("upsert", {"id": f"approval-{request_id}", "kind": "approval", "decision": "cancelled"})]
+
+    def answer_approval(self, request_id, decision: str, message: str | None) -> dict:
+        request = self._requests.get(request_id) or {}
+        if decision == "deny":
+            return {"behavior": "deny", "message": message or "The user denied this."}
+        answer = {"behavior": "allow", "updatedInput": request.get("input") or {}}
+        if decision == "allow-always":
+            # Exactly the rule the CLI proposed, kept in this session's memory.
+            rules = [{**s, "destination": "session"} for s in request.get("permission_suggestions") or []
+                     if isinstance(s, dict) and s.get("type") == "addRules"]
+            answer["updatedPermissions"] = rules
+        return answer
+
+    def answer_question(self, request_id, questions: list[dict], answers: dict) -> dict:
+        request = self._requests.get(request_id) or {}
+        tool_input = dict(request.get("input") or {})
+        by_text = {q["question"]: answers.get(q["id"], "") for q in questions}
+        tool_input["answers"] = by_text
+        return {"behavior": "allow", "updatedInput": tool_input}
+
+    def settled(self, request_id) -> None:
+        self._requests.pop(request_id, None)
+
+
+class CodexProjector:
+    provider = "codex"
+
+    def __init__(self, generation: str):
+        self.gen = generation
+
+    def _id(self, ref) -> str:
+        return f"{self.gen}:{ref}"
+
+    def project(self, frame: dict) -> list[tuple]:
+        method = frame.get("method")
+        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
+        if "id" in frame and method:
+            return self._request(frame["id"], method, params)
+        if method in ("item/started", "item/completed"):
+            return self._item(params.get("item") or {}, done=method == "item/completed")
+        if method == "item/agentMessage/delta":
+            return [("append", self._id(params.get("itemId")), params.get("delta") or "", self._skeleton(
+                "assistant", params.get("itemId")))]
+        if method in ("item/reasoning/summaryTextDelta", "item/reasoning/textDelta"):
+            return [("append", self._id(f"{params.get('itemId')}:think"), params.get("delta") or "",
+                     {"id": self._id(f"{params.get('itemId')}:think"), "kind": "thinking", "text": "",
+                      "streaming": True, "endedAt": None})]
+        if method == "item/commandExecution/outputDelta":
+            return [("upsert", {"id": self._id(params.get("itemId")), "kind": "tool",
+                                "progress": {"output": params.get("delta")}})]
+        if method == "serverRequest/resolved":
+            return [("resolved", params.get("requestId"))]
+        return []
+
+    def _skeleton(self, kind: str, ref) -> dict:
+        return {"id": self._id(ref), "kind": kind, "text": "", "streaming": True}
+
+    def _item(self, item: dict, done: bool) -> list[tuple]:
+        kind, ref = item.get("type"), item.get("id")
+        if kind == "agentMessage":
+            return [("upsert", {**self._skeleton("assistant", ref), "text": item.get("text") or "",
+                                "streaming": not done, **({"phase": item["phase"]} if item.get("phase") else {})})] \
+                if done else [("upsert", self._skeleton("assistant", ref))]
+        if kind == "reasoning" and done:
+            text = "\n\n".join(s for s in (item.get("summary") or []) if isinstance(s, str))
+            return [("upsert", {"id": self._id(f"{ref}:think"), "kind": "thinking", "text": text,
+                                "streaming": False, "endedAt": None})]
+        if kind == "commandExecution":
+            state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
+            return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref, "name": "shell",
+                                "input": {"command": item.get("command"), "cwd": item.get("cwd")},
+                                "output": item.get("aggregatedOutput"), "state": state if done else "running",
+                                "parentToolUseId": None})]
+        if kind == "fileChange":
+            state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
+            changes = [{"path": c.get("path"), "kind": (c.get("kind") or {}).get("type", "update"),
+                        "diff": c.get("diff", "")} for c in item.get("changes") or [] if isinstance(c, dict)]
+            return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref, "name": "apply_patch",
+                                "input": {}, "output": None, "changes": changes,
+                                "state": state if done else "running", "parentToolUseId": None})]
+        if kind == "contextCompaction" and done:
+            return [("upsert", {"id": self._id(ref), "kind": "compaction", "preTokens": None})]
+        return []
+
+    def _request(self, request_id, method: str, params: dict) -> list[tuple]:
+        if method == "item/tool/requestUserInput":
+            questions = [{"id": q.get("id", str(i)), "header": q.get("header", ""), "question": q.get("question", ""),
+                          "choices": [{"label": o.get("label", ""), "description": o.get("description", "")}
+                                      for o in q.get("options") or [] if isinstance(o, dict)],
+                          "multiSelect": False}
+                         for i, q in enumerate(params.get("questions") or []) if isinstance(q, dict)]
+            return [("upsert", {"id": f"question-{request_id}", "kind": "question", "requestId": request_id,
+                                "questions": questions, "answers": None, "state": "pending"})]
+        if method.endswith("/requestApproval"):
+            is_command = method.startswith("item/commandExecution")
+            return [("upsert", {"id": f"approval-{request_id}", "kind": "approval", "requestId": request_id,
+                                "toolUseId": params.get("itemId"), "toolName": "shell" if is_command else "apply_patch",
+                                "input": {"command": params.get("command"), "cwd": params.get("cwd")} if is_command
+                                else {}, "description": params.get("reason"), "canAllowAlways": True,
+                                "decision": "pending"})]
+        return []
+
+    def answer_approval(self, request_id, decision: str, message: str | None) -> dict:
+        return {"decision": {"allow": "accept", "allow-always": "acceptForSession", "deny": "decline"}[decision]}
+
+    def answer_question(self, request_id, questions: list[dict], answers: dict) -> dict:
+        return {"answers": {q["id"]: {"answers": [answers[q["id"]]] if q["id"] in answers else []}
+                            for q in questions}}
+
+    def settled(self, request_id) -> None:
+        pass
+
+
+PROJECTORS = {"claude-code": ClaudeProjector, "codex": CodexProjector}
+
+
+def compact(value) -> str:
+    return json.dumps(value, separators=(",", ":"))

@@ -1,0 +1,56 @@
+"""The queue rules of a core chat (spec C), as plain functions over the chat's info."""
+from __future__ import annotations
+
+from actors.core.thread import host_id, now_ms
+
+RESUME_PROMPT = "The app restarted while you were working on the previous message. Continue where you left off."
+MAX_ATTEMPTS = 2  # a turn is worked on by at most two processes
+
+
+class CoreError(Exception):
+    """A refusal with one of the chat layer's codes (spec B48)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def must_queue(info: dict, busy: bool) -> bool:
+    """A send waits when a turn runs or anything waits already (C2)."""
+    return busy or bool(info["queue"])
+
+
+def enqueue(info: dict, text: str) -> dict:
+    message = {"id": host_id("queued"), "turnId": host_id("turn"), "text": text, "createdAt": now_ms()}
+    info["queue"].append(message)
+    return message
+
+
+def take(info: dict, message_id: str, chat_id: str) -> dict:
+    for index, message in enumerate(info["queue"]):
+        if message["id"] == message_id:
+            return info["queue"].pop(index)
+    raise CoreError("request-not-found", f"No queued message {message_id} in chat {chat_id}")
+
+
+def to_front(info: dict, message_id: str, chat_id: str) -> None:
+    info["queue"].insert(0, take(info, message_id, chat_id))
+
+
+def next_to_drain(info: dict, busy: bool, explicit: bool = False) -> dict | None:
+    """The head of the queue when it may go out now (C4): not busy, and not paused unless explicit."""
+    if busy or not info["queue"] or (info["queuePaused"] and not explicit):
+        return None
+    return info["queue"].pop(0)
+
+
+def resume_decision(turn: dict, agent_session: str | None, resuming_on: bool) -> tuple[bool, str | None, int]:
+    """(resume?, reason it is not resumed, attempt) for a turn found running on load (spec I3)."""
+    attempt = (turn.get("attempt") or 1) + (0 if turn.get("resumePending") else 1)
+    if not resuming_on:
+        return False, "this machine does not resume turns", attempt
+    if not agent_session:
+        return False, "the agent had not started a session to resume yet", attempt
+    if attempt > MAX_ATTEMPTS:
+        return False, "it was already resumed after an earlier restart", attempt
+    return True, None, attempt

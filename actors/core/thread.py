@@ -1,0 +1,191 @@
+"""A core chat's thread: its items, its info, and the events that change them.
+
+Plain logic. Every change returns the ChatEvents a client sees (``item`` upserts a whole item by
+id, ``delta`` appends text to one, ``info`` replaces the info, ``reset`` replaces everything),
+which the Chat actor logs and broadcasts in that order. The thread itself always holds the
+whole text, whatever a client's coalesced deltas look like.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+
+from actors.core.status import chat_status
+
+TURN_STATES = ("running", "done", "aborted", "error")
+NOT_RESUMED = "This turn could not be resumed after the machine restarted: "
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def host_id(prefix: str) -> str:
+    """Ids of items the host makes: ``<prefix>-<ms>-<6 base36>``."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    return f"{prefix}-{now_ms()}-" + "".join(secrets.choice(digits) for _ in range(6))
+
+
+def new_info(chat_id: str, provider: str, cwd: str, model: str | None, runtime_mode: str,
+             resume: str | None = None) -> dict:
+    return {
+        "chatId": chat_id, "provider": provider, "cwd": cwd, "agentSessionId": resume, "model": None,
+        "selection": {"model": model, "options": {}}, "runtimeMode": runtime_mode, "status": "idle",
+        "running": False, "activeTurnId": None, "slashCommands": [], "queue": [], "queuePaused": False,
+        "usage": {"contextTokens": 0, "contextWindow": None, "costUsd": 0, "turns": 0},
+        "requests": [], "createdAt": now_ms(),
+    }
+
+
+class Thread:
+    def __init__(self, info: dict, items: list[dict] | None = None):
+        self.info = info
+        self.items: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.failed = False  # a transport failure or a crash mid-turn: status error until the next turn
+        for item in items or []:
+            self._store(item)
+
+    # ---- reading -----------------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        return {"info": self.info, "items": [self.items[i] for i in self.order]}
+
+    def item(self, item_id: str) -> dict | None:
+        return self.items.get(item_id)
+
+    def pending_requests(self) -> list[dict]:
+        return [self.items[i] for i in self.order if self.items[i]["kind"] in ("approval", "question")
+                and self._is_pending(self.items[i])]
+
+    @staticmethod
+    def _is_pending(item: dict) -> bool:
+        return item.get("decision") == "pending" if item["kind"] == "approval" else item.get("state") == "pending"
+
+    def active_turn(self) -> dict | None:
+        turn_id = self.info.get("activeTurnId")
+        return self.items.get(turn_id) if turn_id else None
+
+    def busy(self) -> bool:
+        turn = self.active_turn()
+        return bool(turn and turn["state"] == "running")
+
+    # ---- changing ----------------------------------------------------------------------------
+
+    def _store(self, item: dict) -> int:
+        if item["id"] not in self.items:
+            self.order.append(item["id"])
+        self.items[item["id"]] = item
+        return self.order.index(item["id"])
+
+    def upsert(self, item: dict) -> list[dict]:
+        """Merges ``item`` into the item with its id (or adds it); one ``item`` event."""
+        current = self.items.get(item["id"])
+        merged = {**current, **item} if current else {"createdAt": now_ms(), "turnId": self.info.get("activeTurnId"),
+                                                       **item}
+        index = self._store(merged)
+        events = [{"type": "item", "item": merged, "historyIndex": index}]
+        if merged["kind"] in ("approval", "question"):
+            events += self.refresh_info()
+        return events
+
+    def append_text(self, item_id: str, text: str) -> list[dict]:
+        item = self.items.get(item_id)
+        if item is None or not text:
+            return []
+        item["text"] = item.get("text", "") + text
+        return [{"type": "delta", "itemId": item_id, "text": text}]
+
+    def open_turn(self, turn_id: str, origin: str = "user") -> list[dict]:
+        self.failed = False
+        turn = {"id": turn_id, "turnId": turn_id, "kind": "turn", "state": "running", "origin": origin,
+                "endedAt": None, "costUsd": 0, "createdAt": now_ms()}
+        events = self.upsert(turn)
+        self.info["activeTurnId"] = turn_id
+        return events + self.refresh_info()
+
+    def add_user(self, turn_id: str, text: str, item_id: str | None = None) -> list[dict]:
+        return self.upsert({"id": item_id or host_id("user"), "kind": "user", "turnId": turn_id, "text": text})
+
+    def note(self, level: str, text: str, turn_id: str | None = None, item_id: str | None = None) -> list[dict]:
+        return self.upsert({"id": item_id or host_id("note"), "kind": "note", "level": level, "text": text,
+                            "turnId": turn_id if turn_id is not None else self.info.get("activeTurnId")})
+
+    def end_turn(self, state: str, cost: float | None = None, process_gone: bool = False) -> list[dict]:
+        """Closes the active turn: streaming items stop, running tools fail, and on an abort (or a
+        dead process) every pending request is cancelled, so none stays open under a finished turn."""
+        turn = self.active_turn()
+        events: list[dict] = []
+        if turn is None or turn["state"] != "running":
+            return events
+        for item_id in list(self.order):
+            item = self.items[item_id]
+            if item.get("turnId") != turn["id"]:
+                continue
+            if item.get("streaming"):
+                events += self.upsert({**item, "streaming": False})
+            if item["kind"] == "tool" and item.get("state") == "running":
+                events += self.upsert({**item, "state": "error"})
+        if state == "aborted" or process_gone:
+            events += self.cancel_requests()
+        ended = {**turn, "state": state, "endedAt": now_ms()}
+        if cost:
+            ended["costUsd"] = cost
+        events += self.upsert(ended)
+        self.info["activeTurnId"] = None
+        self.info["usage"]["turns"] += 1
+        if cost:
+            self.info["usage"]["costUsd"] = round(self.info["usage"]["costUsd"] + cost, 6)
+        return events + self.refresh_info()
+
+    def cancel_requests(self) -> list[dict]:
+        events = []
+        for item in self.pending_requests():
+            field = "decision" if item["kind"] == "approval" else "state"
+            events += self.upsert({**item, field: "cancelled"})
+        return events
+
+    def set_info(self, **changes) -> list[dict]:
+        self.info.update(changes)
+        return self.refresh_info()
+
+    def refresh_info(self) -> list[dict]:
+        self.info["requests"] = [{"requestId": item["requestId"], "itemId": item["id"],
+                                  "kind": item["kind"], "createdAt": item["createdAt"]}
+                                 for item in self.pending_requests()][:8]
+        self.info["status"] = chat_status(pending=bool(self.info["requests"]), busy=self.busy(), failed=self.failed)
+        return [{"type": "info", "info": self.info}]
+
+    def reset(self) -> list[dict]:
+        self.items.clear()
+        self.order.clear()
+        self.failed = False
+        return [{"type": "reset", "info": self.info, "items": []}]
+
+    # ---- restarts ----------------------------------------------------------------------------
+
+    def abort_interrupted(self, reason: str) -> list[dict]:
+        """On load: the turn that was running when the daemon stopped ends aborted, with a note."""
+        turn = self.active_turn()
+        if turn is None or turn["state"] != "running":
+            return []
+        events = self.note("warning", NOT_RESUMED + reason, turn_id=turn["id"])
+        return events + self.end_turn("aborted", process_gone=True)
+
+    def apply(self, event: dict) -> None:
+        """Replays one logged event (the log holds exactly what clients were sent)."""
+        kind = event.get("type")
+        if kind == "item":
+            self._store(event["item"])
+        elif kind == "delta":
+            item = self.items.get(event.get("itemId"))
+            if item is not None:
+                item["text"] = item.get("text", "") + event.get("text", "")
+        elif kind == "info":
+            self.info = event["info"]
+        elif kind == "reset":
+            self.items.clear()
+            self.order.clear()
+            self.info = event["info"]
+            for item in event.get("items") or []:
+                self._store(item)

@@ -1,0 +1,138 @@
+"""The CoreHost actor: the registry of core chats (the seed's `host.chats`), and their store.
+
+Chats are created by a client-chosen id; a chat already on disk is loaded instead, keeping its
+provider, folder and model. At start the host loads every stored chat whose turn was running
+when the daemon stopped, so the turn is settled (aborted with a note, or resumed) with no client
+connected. Chats tell the host their info when it changes, so listing never asks a chat.
+"""
+from __future__ import annotations
+
+import os
+
+import pykka
+
+from actors.core.queue import CoreError
+from actors.core_chat import CoreChat
+from actors.guard import guarded
+from actors.harness import HARNESSES
+from storage.chat_store import ChatStore, ChatUnreadable
+
+PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
+RUNTIME_MODES = ("supervised", "auto-accept-edits", "auto", "full-access")
+
+
+class CoreClients:
+    """Every connected core client, for chat.status (which goes to all of them)."""
+
+    def __init__(self):
+        self._sinks: set = set()
+
+    def add(self, sink) -> None:
+        self._sinks.add(sink)
+
+    def remove(self, sink) -> None:
+        self._sinks.discard(sink)
+
+    def broadcast(self, frame: bytes) -> None:
+        for sink in list(self._sinks):
+            sink.push(frame)
+
+
+class CoreHost(pykka.ThreadingActor):
+    def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on: bool = False,
+                 environment: dict | None = None):
+        super().__init__()
+        self._store = ChatStore(data_dir)
+        self._clients = clients
+        self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
+        self._resuming_on = resuming_on
+        self._environment = environment if environment is not None else dict(os.environ)
+        self._chats: dict[str, pykka.ActorRef] = {}
+        self._infos: dict[str, dict] = {}
+
+    def on_start(self) -> None:
+        # Settle what a stop left running, without waiting for a client (spec I10).
+        for chat_id in self._store.chat_ids():
+            try:
+                record, log = self._store.load(chat_id)
+            except ChatUnreadable:
+                continue
+            info = (record or {}).get("info") or next((l["event"]["info"] for l in log
+                                                       if l["event"].get("type") in ("info", "reset")), None)
+            if info and any(l["event"].get("type") == "item" for l in log) or (info and info.get("activeTurnId")):
+                self._load(chat_id, (record, log))
+
+    def create(self, payload: dict) -> dict:
+        chat_id = payload["chatId"]
+        if chat_id in self._chats:
+            return self._infos[chat_id]  # create is idempotent per id
+        if self._store.exists(chat_id):
+            try:
+                stored = self._store.load(chat_id)
+            except ChatUnreadable as exc:
+                raise CoreError("chat-unreadable", str(exc)) from None
+            return self._load(chat_id, stored)
+        provider = payload.get("provider") or "claude"
+        if provider not in PROVIDERS:
+            raise CoreError("bad-request", f"provider must be one of: {', '.join(PROVIDERS)}")
+        cwd = payload.get("cwd") or self._environment.get("HOME") or os.path.expanduser("~")
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            raise CoreError("bad-request", f"cwd must be an existing absolute folder: {cwd}")
+        runtime_mode = payload.get("runtimeMode") or "full-access"
+        if runtime_mode not in RUNTIME_MODES:
+            raise CoreError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+        model = (payload.get("selection") or {}).get("model")
+        harness = HARNESSES[PROVIDERS[provider]]
+        ref = CoreChat.start(chat_id=chat_id, harness=harness, cwd=os.path.realpath(cwd),
+                             command=self._command(harness), model=model, runtime_mode=runtime_mode,
+                             store=self._store, clients=self._clients, registry=self.actor_ref.proxy(),
+                             resuming_on=self._resuming_on, resume=payload.get("resume"))
+        return self._register(chat_id, ref)
+
+    def _load(self, chat_id: str, stored) -> dict:
+        record, log = stored
+        info = (record or {}).get("info") or {}
+        harness = HARNESSES[PROVIDERS.get(info.get("provider"), "claude-code")] if info.get("provider") in PROVIDERS \
+            else HARNESSES.get(info.get("provider"), HARNESSES["claude-code"])
+        ref = CoreChat.start(chat_id=chat_id, harness=harness, cwd=info.get("cwd") or "/",
+                             command=self._command(harness), model=(info.get("selection") or {}).get("model"),
+                             runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
+                             clients=self._clients, registry=self.actor_ref.proxy(), stored=stored,
+                             resuming_on=self._resuming_on)
+        return self._register(chat_id, ref)
+
+    def _register(self, chat_id: str, ref) -> dict:
+        self._chats[chat_id] = ref
+        info = ref.proxy().info().get(timeout=10)
+        self._infos[chat_id] = info
+        return info
+
+    def _command(self, harness) -> tuple[str, ...]:
+        return tuple(self._commands().get(harness.HARNESS_ID) or harness.DEFAULT_COMMAND)
+
+    def chat(self, chat_id: str):
+        ref = self._chats.get(chat_id)
+        if ref is None:
+            raise CoreError("chat-not-found", f"No chat {chat_id}")
+        return ref.proxy()
+
+    def list(self) -> list[dict]:
+        return [self._infos[chat_id] for chat_id in self._chats]
+
+    @guarded
+    def on_info(self, chat_id: str, info: dict) -> None:
+        if chat_id in self._chats:
+            self._infos[chat_id] = info
+
+    def forget(self, chat_id: str) -> None:
+        ref = self._chats.pop(chat_id, None)
+        self._infos.pop(chat_id, None)
+        if ref is not None:
+            ref.stop(block=False)
+
+    def chats(self) -> list:
+        return [ref.proxy() for ref in self._chats.values()]
+
+    def on_stop(self) -> None:
+        for ref in self._chats.values():
+            ref.stop(block=False)

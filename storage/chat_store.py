@@ -1,0 +1,131 @@
+"""Where a core chat lives on disk: a record (snapshot) and an append-only event log.
+
+    <data>/chats/<encoded id>.json   {info, items, seq, resetSeq, ...}  atomic: temp + fsync + rename
+    <data>/chats/<encoded id>.log    one JSON line per event: {seq, at, event}
+
+Reading takes the record and replays the log lines after its ``seq``. A torn last line (a
+crash mid-append) is ignored and the next append starts on a fresh line. A record that does
+not parse is refused as unreadable and left exactly as it is, log included. Ids are
+percent-encoded, so no id can name a path outside the folder. Files are 0600 in 0700 folders.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from urllib.parse import quote
+
+from storage.atomic import write_json_atomically
+
+FOLD_LOG_BYTES = 1 << 20  # past this the log is folded into a new record
+
+
+class ChatUnreadable(Exception):
+    """The record exists but cannot be used; it is left untouched."""
+
+
+def encode_id(chat_id: str) -> str:
+    encoded = quote(chat_id, safe="")
+    # "." and ".." stay as they are under quote(); a prefix keeps every name an ordinary file name.
+    return "c-" + encoded
+
+
+class ChatStore:
+    def __init__(self, data_dir: str):
+        self.folder = os.path.join(data_dir, "chats")
+
+    def _paths(self, chat_id: str) -> tuple[str, str]:
+        base = os.path.join(self.folder, encode_id(chat_id))
+        return base + ".json", base + ".log"
+
+    def exists(self, chat_id: str) -> bool:
+        record, log = self._paths(chat_id)
+        return os.path.exists(record) or os.path.exists(log)
+
+    def load(self, chat_id: str) -> tuple[dict | None, list[dict]]:
+        """(record or None, log events after the record's seq, in order)."""
+        record_path, log_path = self._paths(chat_id)
+        record = None
+        if os.path.exists(record_path):
+            try:
+                with open(record_path, encoding="utf-8") as handle:
+                    record = json.load(handle)
+            except (OSError, ValueError, RecursionError) as exc:
+                raise ChatUnreadable(f"the record of chat {chat_id} cannot be read: {exc}") from None
+            if not isinstance(record, dict) or not isinstance(record.get("info"), dict) \
+                    or not isinstance(record.get("items"), list):
+                raise ChatUnreadable(f"the record of chat {chat_id} is not a chat record")
+        since = record.get("seq", 0) if record else 0
+        return record, [line for line in read_log(log_path) if line["seq"] > since]
+
+    def write_record(self, chat_id: str, record: dict) -> None:
+        """Writes the snapshot and folds the log lines it covers."""
+        record_path, log_path = self._paths(chat_id)
+        write_json_atomically(record_path, record)
+        try:
+            os.unlink(log_path)  # every line is in the record now
+        except FileNotFoundError:
+            pass
+
+    def append(self, chat_id: str, seq: int, event: dict) -> int:
+        """Appends one event line; returns the log's size (the caller folds past FOLD_LOG_BYTES)."""
+        _, log_path = self._paths(chat_id)
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        line = json.dumps({"seq": seq, "at": int(time.time() * 1000), "event": event},
+                          separators=(",", ":")).encode() + b"\n"
+        fd = os.open(log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size and _last_byte(fd, size) != b"\n":
+                line = b"\n" + line  # a torn last line stays torn, and is skipped on reading
+            os.write(fd, line)
+            return size + len(line)
+        finally:
+            os.close(fd)
+
+    def remove(self, chat_id: str) -> None:
+        for path in self._paths(chat_id):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+    def chat_ids(self) -> list[str]:
+        from urllib.parse import unquote
+        try:
+            names = os.listdir(self.folder)
+        except FileNotFoundError:
+            return []
+        ids = set()
+        for name in names:
+            for suffix in (".json", ".log"):
+                if name.startswith("c-") and name.endswith(suffix):
+                    ids.add(unquote(name[2:-len(suffix)]))
+        return sorted(ids)
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    return os.pread(fd, 1, size - 1)
+
+
+def read_log(path: str) -> list[dict]:
+    """The log's lines in order; a torn or garbled line is skipped, and lines must climb in seq."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return []
+    lines, last = [], 0
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue  # torn by a crash mid-write
+        if not isinstance(line, dict) or not isinstance(line.get("seq"), int) or line["seq"] <= last \
+                or not isinstance(line.get("event"), dict):
+            continue
+        lines.append(line)
+        last = line["seq"]
+    return lines

@@ -1,0 +1,264 @@
+"""The chat core's protocol (seed "Chats and turns"): requests over a WebSocket or one per POST.
+
+Envelope: a request ``{id, type, payload}`` is answered ``{id, ok: true, result}`` or
+``{id, ok: false, error: {code, message}}``; events are ``{type: "event", event, payload}``.
+Served on the control origin only (an app's integration, not a page's): a routed hostname
+gets 403. Codes: ``bad-request`` (unreadable frame or payload), ``unknown-request``,
+``internal`` (logged), and the chat layer's own (``chat-not-found``, ``chat-busy``, ...).
+"""
+from __future__ import annotations
+
+import json
+
+import pykka
+
+from actors.chatlog import daemon_log
+from actors.core.queue import CoreError
+from web.chat_socket import SocketSink
+
+ASK_TIMEOUT = 15.0
+MAX_REQUEST_BYTES = 1 << 20
+_DECISIONS = ("allow", "allow-always", "deny")
+
+
+def _text(payload, key, required=True, limit=200_000):
+    value = payload.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+        raise CoreError("bad-request", f"`{key}` must be a non-empty string")
+    return value
+
+
+def _chat_id(payload) -> str:
+    chat_id = _text(payload, "chatId", limit=200)
+    if any(ord(c) < 32 for c in chat_id):
+        raise CoreError("bad-request", "`chatId` may not hold control characters")
+    return chat_id
+
+
+def _request_id(payload):
+    value = payload.get("requestId")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise CoreError("bad-request", "`requestId` must be the request's id (a string or a number)")
+    return value
+
+
+class CoreService:
+    """Turns envelopes into asks of the CoreHost and its chats. One per daemon."""
+
+    def __init__(self, host: pykka.ActorProxy, clients):
+        self.host = host
+        self.clients = clients
+
+    def _chat(self, payload):
+        return _get(self.host.chat(_chat_id(payload)))
+
+    def handle(self, frame, client=None) -> dict:
+        """One envelope in, one answer out; never raises."""
+        request_id = frame.get("id") if isinstance(frame, dict) and isinstance(frame.get("id"), str) else None
+        try:
+            if not isinstance(frame, dict) or not request_id or not isinstance(frame.get("type"), str) \
+                    or not frame["type"]:
+                raise CoreError("bad-request", "a request is {id: <non-empty string>, type: <name>, payload: {...}}")
+            payload = frame.get("payload", {})
+            if not isinstance(payload, dict):
+                raise CoreError("bad-request", "`payload` must be an object")
+            handler = getattr(self, "do_" + frame["type"].replace(".", "_"), None)
+            if handler is None or not frame["type"].startswith(("chat.",)):
+                raise CoreError("unknown-request", f"unknown request {frame['type']!r}")
+            return {"id": request_id, "ok": True, "result": handler(payload, client)}
+        except CoreError as exc:
+            return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
+        except pykka.Timeout:
+            return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the chat is busy; try again"}}
+        except Exception as exc:  # noqa: BLE001 - answered as internal, and logged as the bug it is
+            daemon_log(f"bug: core request {frame.get('type') if isinstance(frame, dict) else '?'} failed: {exc!r}")
+            return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the request failed"}}
+
+    # ---- requests ------------------------------------------------------------------------------
+
+    def do_chat_create(self, payload, client):
+        clean = {"chatId": _chat_id(payload)}
+        for key in ("provider", "cwd", "resume", "runtimeMode"):
+            if payload.get(key) is not None:
+                clean[key] = _text(payload, key, limit=4096)
+        if isinstance(payload.get("selection"), dict):
+            model = payload["selection"].get("model")
+            clean["selection"] = {"model": model if isinstance(model, str) else None}
+        return _get(self.host.create(clean))
+
+    def do_chat_list(self, payload, client):
+        return {"chats": _get(self.host.list())}
+
+    def do_chat_configure(self, payload, client):
+        return _get(self._chat(payload).info())
+
+    def do_chat_attach(self, payload, client):
+        if client is None:
+            raise CoreError("bad-request", "chat.attach streams events: use the WebSocket /__devhost__/ws/core")
+        chat_id = _chat_id(payload)
+        answer = _get(self._chat(payload).core_attach(client.sink))
+        client.attached[chat_id] = answer.pop("subscriber")
+        limit = payload.get("historyLimit")
+        if isinstance(limit, int) and 1 <= limit <= 100:
+            answer["items"] = answer["items"][-limit:]
+        return answer
+
+    def do_chat_detach(self, payload, client):
+        chat_id = _chat_id(payload)
+        if client is not None and chat_id in client.attached:
+            self._chat(payload).core_detach(client.attached.pop(chat_id))
+        return {}
+
+    def do_chat_history(self, payload, client):
+        limit = payload.get("limit", 60)
+        if not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise CoreError("bad-request", "`limit` must be 1..100")
+        return _get(self._chat(payload).history(limit))
+
+    def do_chat_send(self, payload, client):
+        text = payload.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise CoreError("bad-request", "A message needs text or an attachment")
+        delivery = payload.get("delivery")
+        if delivery not in (None, "steer", "queue"):
+            raise CoreError("bad-request", "`delivery` is steer or queue")
+        return _get(self._chat(payload).core_send(text, delivery))
+
+    def do_chat_unqueue(self, payload, client):
+        return _get(self._chat(payload).unqueue(_text(payload, "messageId", limit=200)))
+
+    def do_chat_sendNow(self, payload, client):
+        return _get(self._chat(payload).send_now(_text(payload, "messageId", limit=200)))
+
+    def do_chat_approve(self, payload, client):
+        decision = payload.get("decision")
+        if decision not in _DECISIONS:
+            raise CoreError("bad-request", "`decision` is allow, allow-always or deny")
+        message = payload.get("message") if isinstance(payload.get("message"), str) else None
+        return _get(self._chat(payload).approve(_request_id(payload), decision, message))
+
+    def do_chat_answer(self, payload, client):
+        answers = payload.get("answers")
+        if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
+            raise CoreError("bad-request", "`answers` maps each question id to the answer text")
+        return _get(self._chat(payload).answer(_request_id(payload), answers))
+
+    def do_chat_dismiss(self, payload, client):
+        return _get(self._chat(payload).dismiss(_text(payload, "itemId", limit=300)))
+
+    def do_chat_cancel(self, payload, client):
+        return _get(self._chat(payload).cancel())
+
+    def do_chat_clear(self, payload, client):
+        return _get(self._chat(payload).clear(payload.get("force") is True))
+
+    def do_chat_compact(self, payload, client):
+        return _get(self._chat(payload).compact())
+
+    def do_chat_kill(self, payload, client):
+        chat_id = _chat_id(payload)
+        _get(self._chat(payload).kill())
+        _get(self.host.forget(chat_id))
+        return {}
+
+
+def _get(future, timeout: float = ASK_TIMEOUT):
+    try:
+        return future.get(timeout=timeout)
+    except pykka.ActorDeadError:
+        raise CoreError("chat-not-found", "that chat is gone") from None
+
+
+class CoreClient:
+    """One connected WebSocket client: its sink and the chats it attached to."""
+
+    def __init__(self, sink: SocketSink):
+        self.sink = sink
+        self.attached: dict[str, int] = {}
+
+
+def serve_core_socket(ws, service: CoreService) -> None:
+    from actors.guard import spawn_logged
+    from web.chat_socket import _abort, _write_live
+    sink = SocketSink(abort=lambda: _abort(ws))
+    client = CoreClient(sink)
+    service.clients.add(sink)
+    writer = spawn_logged(_write_live, ws, sink)
+    try:
+        while not sink.closed:
+            message = ws.receive()
+            if message is None:
+                return
+            try:
+                frame = json.loads(message)
+            except (ValueError, RecursionError):
+                frame = None
+            answer = service.handle(frame, client) if frame is not None else {
+                "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
+            sink.push(json.dumps(answer, separators=(",", ":")).encode())
+    except Exception as exc:  # noqa: BLE001 - a dead socket ends the client, nothing else
+        daemon_log(f"core socket ended: {exc!r}")
+    finally:
+        service.clients.remove(sink)
+        for chat_id, subscriber in client.attached.items():
+            try:
+                service.host.chat(chat_id).get(timeout=5).core_detach(subscriber)
+            except Exception:  # noqa: BLE001 - the chat may be gone already
+                pass
+        sink.close(1000)
+        writer.join(timeout=5)
+
+
+class CoreExtension:
+    """Plugs the core into the daemon: its socket and its one-request-per-POST route."""
+
+    def __init__(self, data_dir: str, resuming_on: bool):
+        self.data_dir = data_dir
+        self.resuming_on = resuming_on
+        self.service = None
+
+    def start(self, context):
+        from actors.core_host import CoreClients, CoreHost
+        clients = CoreClients()
+        ref = CoreHost.start(self.data_dir, clients, commands=lambda: context.manifests.current().commands,
+                             resuming_on=self.resuming_on)
+        self.service = CoreService(ref.proxy(), clients)
+        return {"core": ref}
+
+    def install(self, app):
+        import bottle
+
+        from web.app import Endpoint, Refusal
+        context = app.context
+
+        def control_only(environ):
+            if (environ.get("HTTP_HOST") or "").lower() != context.control_host.lower():
+                raise Refusal(403, "the chat core answers only on the control origin " + context.control_origin)
+
+        app.websockets["/__devhost__/ws/core"] = Endpoint(
+            check=control_only, serve=lambda ws, environ, _: serve_core_socket(ws, self.service))
+
+        @app.bottle.post("/__devhost__/core")
+        def core_request():
+            try:
+                control_only(bottle.request.environ)
+            except Refusal as exc:
+                return _http(403, {"error": str(exc)})
+            data = bottle.request.body.read(MAX_REQUEST_BYTES + 1)
+            if len(data) > MAX_REQUEST_BYTES:
+                return _http(413, {"error": f"a request must be at most {MAX_REQUEST_BYTES} bytes"})
+            try:
+                frame = json.loads(data)
+            except (ValueError, RecursionError):
+                frame = None
+            answer = self.service.handle(frame) if frame is not None else {
+                "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
+            return _http(200, answer)
+
+
+def _http(status: int, body: dict):
+    import bottle
+    return bottle.HTTPResponse(json.dumps(body), status=status,
+                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})

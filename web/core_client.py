@@ -1,0 +1,146 @@
+"""A small Python client of the chat core, for integrations and the tests.
+
+    with CoreConnection("http://127.0.0.1:7777") as host:
+        host.chats.create("my-chat", provider="claude", cwd="/path/to/checkout")
+        host.chats.attach("my-chat")
+        host.chats.send("my-chat", "hello")
+        host.wait_event(lambda e: e["event"] == "chat.status" and e["payload"]["info"]["status"] == "idle")
+
+One WebSocket to ``/__devhost__/ws/core``; answers are matched by id, and every event that
+arrives meanwhile is kept in ``events``, in order. Needs ``websocket-client``.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import websocket
+
+
+class CoreRequestError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class CoreConnection:
+    def __init__(self, control_origin: str, timeout: float = 60):
+        host = control_origin.split("://", 1)[1]
+        self._ws = websocket.create_connection(f"ws://{host}/__devhost__/ws/core", origin=control_origin,
+                                               timeout=timeout)
+        self._ids = itertools.count(1)
+        self.timeout = timeout
+        self.events: list[dict] = []
+        self.chats = Chats(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self._ws.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _next(self, timeout: float) -> dict:
+        self._ws.settimeout(timeout)
+        frame = json.loads(self._ws.recv())
+        if frame.get("type") == "event":
+            self.events.append(frame)
+        return frame
+
+    def request(self, kind: str, payload: dict | None = None):
+        request_id = f"r{next(self._ids)}"
+        self._ws.send(json.dumps({"id": request_id, "type": kind, "payload": payload or {}}))
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self._next(max(0.1, deadline - time.monotonic()))
+            if frame.get("id") == request_id and "ok" in frame:
+                if frame["ok"]:
+                    return frame["result"]
+                raise CoreRequestError(frame["error"]["code"], frame["error"]["message"])
+
+    def wait_event(self, predicate, timeout: float | None = None, what: str = "an event") -> dict:
+        for frame in self.events:
+            if predicate(frame):
+                return frame
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no {what}; last events: {[_short(e) for e in self.events[-12:]]}")
+            frame = self._next(remaining)
+            if frame.get("type") == "event" and predicate(frame):
+                return frame
+
+
+class Chats:
+    """``host.chats.<method>``: one method per request of the seed page."""
+
+    def __init__(self, connection: CoreConnection):
+        self._c = connection
+
+    def create(self, chat_id: str, **fields):
+        return self._c.request("chat.create", {"chatId": chat_id, **fields})
+
+    def configure(self, chat_id: str, **fields):
+        return self._c.request("chat.configure", {"chatId": chat_id, **fields})
+
+    def list(self):
+        return self._c.request("chat.list")["chats"]
+
+    def attach(self, chat_id: str, **fields):
+        return self._c.request("chat.attach", {"chatId": chat_id, **fields})
+
+    def detach(self, chat_id: str):
+        return self._c.request("chat.detach", {"chatId": chat_id})
+
+    def history(self, chat_id: str, **fields):
+        return self._c.request("chat.history", {"chatId": chat_id, **fields})
+
+    def send(self, chat_id: str, text: str, **fields):
+        return self._c.request("chat.send", {"chatId": chat_id, "text": text, **fields})
+
+    def unqueue(self, chat_id: str, message_id: str):
+        return self._c.request("chat.unqueue", {"chatId": chat_id, "messageId": message_id})
+
+    def send_now(self, chat_id: str, message_id: str):
+        return self._c.request("chat.sendNow", {"chatId": chat_id, "messageId": message_id})
+
+    def approve(self, chat_id: str, request_id, decision: str, message: str | None = None):
+        payload = {"chatId": chat_id, "requestId": request_id, "decision": decision}
+        if message is not None:
+            payload["message"] = message
+        return self._c.request("chat.approve", payload)
+
+    def answer(self, chat_id: str, request_id, answers: dict):
+        return self._c.request("chat.answer", {"chatId": chat_id, "requestId": request_id, "answers": answers})
+
+    def dismiss(self, chat_id: str, item_id: str):
+        return self._c.request("chat.dismiss", {"chatId": chat_id, "itemId": item_id})
+
+    def cancel(self, chat_id: str, subagents: bool = False):
+        return self._c.request("chat.cancel", {"chatId": chat_id, "subagents": subagents})
+
+    def clear(self, chat_id: str, force: bool = False):
+        return self._c.request("chat.clear", {"chatId": chat_id, "force": force})
+
+    def compact(self, chat_id: str):
+        return self._c.request("chat.compact", {"chatId": chat_id})
+
+    def kill(self, chat_id: str):
+        return self._c.request("chat.kill", {"chatId": chat_id})
+
+
+def _short(frame: dict) -> str:
+    payload = frame.get("payload") or {}
+    event = payload.get("event") or {}
+    if frame.get("event") == "chat.status":
+        return f"status:{payload['info']['status']}"
+    item = event.get("item") or {}
+    return f"{event.get('type')}:{item.get('kind', '')}:{item.get('state', item.get('decision', ''))}"
