@@ -77,6 +77,7 @@ class Chat(pykka.ThreadingActor):
         self._outbox: dict[int, deque] = {}  # per socket: sends waiting for the previous ack
         self._in_flight: dict[str, _InFlight] = {}  # native message id -> send awaiting its ack
         self._used_command_ids: set[str] = set()
+        self._live_clis = 0
         self._cli_gone = gevent.event.Event()
         self._cli_gone.set()
         self._last_status = None
@@ -116,6 +117,7 @@ class Chat(pykka.ThreadingActor):
         argv = self._harness.command_line(self._command, model=self._model, resume_id=resume_id)
         self._driver = self._harness.Driver(cwd=self._root, model=self._model, resume_id=resume_id)
         self._starting = True
+        self._live_clis += 1
         self._cli_gone.clear()
         self._cli_ref = CliProcess.start(self.actor_ref.proxy(), self._generation, argv, self._root,
                                          proctree.make_tag(self._id), self._harness.LABEL)
@@ -369,10 +371,12 @@ class Chat(pykka.ThreadingActor):
 
     @guarded
     def on_cli_exit(self, generation: int, code, stderr_tail: str) -> None:
+        self._live_clis -= 1
+        if self._live_clis <= 0:
+            self._cli_gone.set()  # no process of this chat runs, retired ones included
         if generation != self._generation:
             return
         self._cli = None
-        self._cli_gone.set()
         self._starting = False
         if self._closed:
             chatlog.log(self._id, self._harness.HARNESS_ID, "session.ended", code=code)

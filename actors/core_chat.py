@@ -15,7 +15,10 @@ import uuid
 from actors import chatlog
 from actors.chat import Chat
 from actors.core import queue as q
+from actors.core.deltas import DeltaJoiner
+from actors.core.history import page
 from actors.core.projector import PROJECTORS
+from storage.chat_store import read_log
 from actors.core.status import status_signature
 from actors.core.thread import Thread, host_id, new_info
 from actors.guard import guarded, spawn_later_logged
@@ -39,12 +42,14 @@ class CoreChat(Chat):
         self._registry = registry  # the CoreHost, told each new info
         self._resuming_on = resuming_on
         self._attached: dict[int, object] = {}
-        self._held_delta: dict | None = None
+        self._joiner = DeltaJoiner()
+        self._generation_of_items = 0  # changes at a clear: history cursors of before expire
         self._flush_timer = None
         self._frozen = False
         self._last_signature = None
         self._projector = None
         self._pending_turn_id = None  # the core turn the next CLI turn belongs to
+        self._pending_model = None  # a model chat.configure chose, for the next message
         record, log = stored if stored else (None, [])
         if record or log:
             info = (record or {}).get("info") or new_info(chat_id, harness.HARNESS_ID, cwd, model, runtime_mode)
@@ -108,20 +113,39 @@ class CoreChat(Chat):
     def info(self) -> dict:
         return self._thread.info
 
-    def core_attach(self, sink) -> dict:
+    def core_attach(self, sink, since: int | None = None, history_limit: int | None = None) -> dict:
+        """Joins the client; it gets the events after ``since`` from the log when the log still has
+        them all, else a snapshot (the whole thread, or its newest page)."""
         self._flush_delta()
         subscriber = next(self._subscriber_ids)
         self._attached[subscriber] = sink
-        return {"subscriber": subscriber, "seq": self._seq, **self._thread.snapshot(),
-                "pending": self._thread.pending_requests()}
+        if since is not None and since <= self._seq:
+            lines = [line for line in read_log(self._store.log_path(self._id)) if line["seq"] > since]
+            if [line["seq"] for line in lines] == list(range(since + 1, self._seq + 1)):
+                return {"subscriber": subscriber, "info": self._thread.info, "items": [], "seq": self._seq,
+                        "events": [line["event"] for line in lines]}
+        answer = {"subscriber": subscriber, "seq": self._seq, **self._thread.snapshot(),
+                  "pending": self._thread.pending_requests()}
+        if history_limit is not None:
+            answer.update(page(answer["items"], self._generation_of_items, None, history_limit))
+        return answer
 
     def core_detach(self, subscriber: int) -> None:
         self._attached.pop(subscriber, None)
 
-    def history(self, limit: int = 60) -> dict:
+    def history(self, cursor: str | None = None, limit: int = 60) -> dict:
         self._flush_delta()
-        items = self._thread.snapshot()["items"]
-        return {"items": items[-limit:], "history": {"start": max(0, len(items) - limit), "cursor": None}}
+        return page(self._thread.snapshot()["items"], self._generation_of_items, cursor, limit)
+
+    def configure(self, model: str | None = None, runtime_mode: str | None = None) -> dict:
+        """New settings apply to the next process; the conversation goes on."""
+        if model is not None:
+            self._thread.info["selection"] = {**self._thread.info["selection"], "model": model or None}
+            self._pending_model = model
+        if runtime_mode is not None:
+            self._thread.info["runtimeMode"] = runtime_mode
+        self._emit(self._thread.refresh_info())
+        return self._thread.info
 
     def core_send(self, text: str, delivery: str | None = None) -> dict:
         info = self._thread.info
@@ -195,6 +219,7 @@ class CoreChat(Chat):
             raise q.CoreError("chat-busy", f"Chat {self._id} is still working on the previous message")
         self._retire_cli()
         self._native_id = None
+        self._generation_of_items += 1
         info = self._thread.info
         info.update(agentSessionId=None, running=False, activeTurnId=None, queue=[], queuePaused=False,
                     slashCommands=[], model=None)
@@ -234,7 +259,8 @@ class CoreChat(Chat):
     def _send_to_cli(self, text: str) -> None:
         # Through the same path as a devhost send (one process, acknowledgements, history); the
         # core's own queue is the one that matters, so no socket waits on this acknowledgement.
-        self.send(0, Send(str(uuid.uuid4()), text, None), "")
+        model, self._pending_model = self._pending_model, None
+        self.send(0, Send(str(uuid.uuid4()), text, model), "")
 
     def _answer_native(self, request_id, answer: dict) -> None:
         kind = self._pending.pop(request_id)
@@ -323,25 +349,22 @@ class CoreChat(Chat):
 
     def _hold_delta(self, events: list[dict]) -> None:
         for event in events:
-            held = self._held_delta
-            if held is not None and held["itemId"] == event["itemId"]:
-                held["text"] += event["text"]
-                continue
-            self._flush_delta()
-            self._held_delta = dict(event)
-            self._flush_timer = spawn_later_logged(DELTA_TICK, self.actor_ref.proxy().flush_delta)
+            out, started = self._joiner.add(event)
+            for ready in out:
+                self._log_and_send(ready)
+            if started:
+                self._flush_timer = spawn_later_logged(DELTA_TICK, self.actor_ref.proxy().flush_delta)
 
     @guarded
     def flush_delta(self) -> None:
         self._flush_delta()
 
     def _flush_delta(self) -> None:
-        held, self._held_delta = self._held_delta, None
         if self._flush_timer is not None:
             self._flush_timer.kill(block=False)
             self._flush_timer = None
-        if held is not None:
-            self._log_and_send(held)
+        for ready in self._joiner.flush():
+            self._log_and_send(ready)
 
     def _emit(self, events: list[dict]) -> None:
         if events:

@@ -38,6 +38,9 @@ class ChatStore:
         base = os.path.join(self.folder, encode_id(chat_id))
         return base + ".json", base + ".log"
 
+    def log_path(self, chat_id: str) -> str:
+        return self._paths(chat_id)[1]
+
     def exists(self, chat_id: str) -> bool:
         record, log = self._paths(chat_id)
         return os.path.exists(record) or os.path.exists(log)

@@ -92,17 +92,28 @@ class CoreService:
         return {"chats": _get(self.host.list())}
 
     def do_chat_configure(self, payload, client):
-        return _get(self._chat(payload).info())
+        from actors.core_host import RUNTIME_MODES
+        model = None
+        if isinstance(payload.get("selection"), dict):
+            model = payload["selection"].get("model") or ""
+            if not isinstance(model, str):
+                raise CoreError("bad-request", "`selection.model` must be a model id")
+        runtime_mode = payload.get("runtimeMode")
+        if runtime_mode is not None and runtime_mode not in RUNTIME_MODES:
+            raise CoreError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+        return _get(self._chat(payload).configure(model, runtime_mode))
 
     def do_chat_attach(self, payload, client):
         if client is None:
             raise CoreError("bad-request", "chat.attach streams events: use the WebSocket /__devhost__/ws/core")
         chat_id = _chat_id(payload)
-        answer = _get(self._chat(payload).core_attach(client.sink))
+        since, limit = payload.get("since"), payload.get("historyLimit")
+        if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
+            raise CoreError("bad-request", "`since` must be a sequence number (0 or more)")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100):
+            raise CoreError("bad-request", "`historyLimit` must be 1..100")
+        answer = _get(self._chat(payload).core_attach(client.sink, since, limit))
         client.attached[chat_id] = answer.pop("subscriber")
-        limit = payload.get("historyLimit")
-        if isinstance(limit, int) and 1 <= limit <= 100:
-            answer["items"] = answer["items"][-limit:]
         return answer
 
     def do_chat_detach(self, payload, client):
@@ -113,9 +124,12 @@ class CoreService:
 
     def do_chat_history(self, payload, client):
         limit = payload.get("limit", 60)
-        if not isinstance(limit, int) or not 1 <= limit <= 100:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise CoreError("bad-request", "`limit` must be 1..100")
-        return _get(self._chat(payload).history(limit))
+        cursor = payload.get("cursor")
+        if cursor is not None and (not isinstance(cursor, str) or not 1 <= len(cursor) <= 128):
+            raise CoreError("bad-request", "`cursor` is the one a history page gave (1..128 characters)")
+        return _get(self._chat(payload).history(cursor, limit))
 
     def do_chat_send(self, payload, client):
         text = payload.get("text")

@@ -330,3 +330,40 @@ def test_the_manifest_is_the_only_way_to_turn_resuming_on(tmp_path):
     write_manifest(tmp_path)
     from storage.manifest import load_manifest
     assert load_manifest(str(tmp_path / "devhost.toml")).resume_interrupted_turns is False
+
+
+def test_attach_since_replays_the_log_and_history_pages_expire_on_a_clear(core, daemon, mock, stack):
+    mock.add(text_reply("one"), text_reply("two"))
+    core.chats.create("h1", provider="claude", cwd=str(stack / "project"))
+    first = core.chats.attach("h1")
+    turn = core.chats.send("h1", "first")["turnId"]
+    _turn_ended(core, turn, "done")
+    seen = [e["payload"]["seq"] for e in core.events if e["event"] == "chat.event" and e["payload"]["chatId"] == "h1"]
+    middle = seen[len(seen) // 2]
+    with CoreConnection(daemon.control_origin) as other:
+        again = other.chats.attach("h1", since=middle)
+        assert again["items"] == [] and [e["type"] for e in again["events"]]
+        assert len(again["events"]) == again["seq"] - middle  # exactly what came after `since`
+        snapshot = other.chats.attach("h1", since=again["seq"] + 100)  # a future seq: a snapshot instead
+        assert snapshot["items"] and "events" not in snapshot
+    assert first["seq"] == 0
+
+    page = core.chats.history("h1", limit=2)
+    assert len(page["items"]) == 2 and page["history"]["cursor"]
+    older = core.chats.history("h1", limit=2, cursor=page["history"]["cursor"])
+    assert older["items"] and older["items"][-1]["id"] != page["items"][0]["id"]
+    core.chats.clear("h1")
+    with pytest.raises(CoreRequestError) as expired:
+        core.chats.history("h1", cursor=page["history"]["cursor"])
+    assert expired.value.code == "history-expired"
+
+
+def test_configure_changes_the_model_of_the_next_message(core, daemon, mock, stack):
+    mock.add(text_reply("first"), text_reply("second"))
+    core.chats.create("m1", provider="claude", cwd=str(stack / "project"))
+    core.chats.attach("m1")
+    _turn_ended(core, core.chats.send("m1", "one")["turnId"], "done")
+    info = core.chats.configure("m1", selection={"model": "sonnet"})
+    assert info["selection"]["model"] == "sonnet"
+    _turn_ended(core, core.chats.send("m1", "two")["turnId"], "done")
+    assert "sonnet" in mock.requests[1]["model"] and mock.requests[0]["model"] != mock.requests[1]["model"]

@@ -1,0 +1,29 @@
+"""Joining text deltas before they go out (spec B43): a client gets fewer, larger events.
+
+Deltas to the same item within one tick are joined; a delta to another item, or any other
+event, lets the held one out first. The thread itself is appended at once; only the events
+are held, so the host always has the whole text.
+"""
+from __future__ import annotations
+
+
+class DeltaJoiner:
+    def __init__(self):
+        self._held: dict | None = None
+
+    @property
+    def holding(self) -> bool:
+        return self._held is not None
+
+    def add(self, event: dict) -> tuple[list[dict], bool]:
+        """(events to send now, whether a new hold started and needs a flush timer)."""
+        if self._held is not None and self._held["itemId"] == event["itemId"]:
+            self._held["text"] += event["text"]
+            return [], False
+        out = self.flush()
+        self._held = dict(event)
+        return out, True
+
+    def flush(self) -> list[dict]:
+        held, self._held = self._held, None
+        return [held] if held is not None else []

@@ -1,0 +1,29 @@
+"""Paging a thread's items for a client (spec B46): newest first, cursors that expire on a reset."""
+from __future__ import annotations
+
+import json
+
+from actors.core.queue import CoreError
+
+PAGE_ITEMS = 60
+MAX_PAGE_ITEMS = 100
+PAGE_BYTES = 512 * 1024  # a page stops before this; an item larger than it travels alone
+
+
+def page(items: list[dict], generation: int, cursor: str | None, limit: int = PAGE_ITEMS) -> dict:
+    """The items just before ``cursor`` (the newest ones without a cursor), and where to go on."""
+    end = len(items)
+    if cursor is not None:
+        generation_text, _, start_text = cursor.partition(":")
+        if generation_text != str(generation) or not start_text.isdigit() or int(start_text) > len(items):
+            raise CoreError("history-expired", "The conversation changed. Reload its history.")
+        end = int(start_text)
+    start, size = end, 0
+    while start > 0 and end - start < min(limit, MAX_PAGE_ITEMS):
+        cost = len(json.dumps(items[start - 1], separators=(",", ":")))
+        if size and size + cost > PAGE_BYTES:
+            break
+        size += cost
+        start -= 1
+    return {"items": items[start:end],
+            "history": {"start": start, "cursor": f"{generation}:{start}" if start > 0 else None}}
