@@ -26,12 +26,13 @@ from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from web import security
 from web.app import Context, DevhostApp
+from web import pages
 from web.core import CoreExtension
 from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
 # Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
-EXTENSIONS: list = []
+EXTENSIONS: list = [pages.EXTENSION]
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHUTDOWN_GRACE = 12.0
 

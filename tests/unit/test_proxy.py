@@ -1,0 +1,48 @@
+"""Where the devtools script goes into HTML, however the body is cut into chunks."""
+from __future__ import annotations
+
+from web.proxy import PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, request_target
+
+
+def inject(*chunks: bytes) -> bytes:
+    injector = ScriptInjector()
+    return b"".join(injector.feed(chunk) for chunk in chunks) + injector.finish()
+
+
+def test_the_script_goes_right_after_the_head_tag_even_when_the_tag_is_split():
+    page = b'<!doctype html><html><head lang="x"><title>t</title></head><body>hi</body></html>'
+    for cut in range(1, len(page)):
+        assert inject(page[:cut], page[cut:]) == page.replace(b'<head lang="x">', b'<head lang="x">' + PANEL_SCRIPT)
+
+
+def test_header_elements_are_not_taken_for_the_head():
+    page = b"<!doctype html><body><header>menu</header><p>x</p></body>"
+    assert inject(page) == b"<!doctype html><body>" + PANEL_SCRIPT + b"<header>menu</header><p>x</p></body>"
+
+
+def test_without_head_or_body_the_script_follows_the_doctype_never_precedes_it():
+    assert inject(b"<!DOCTYPE html>\n<p>bare</p>") == b"<!DOCTYPE html>" + PANEL_SCRIPT + b"\n<p>bare</p>"
+    assert inject(b"<p>fragment</p>") == PANEL_SCRIPT + b"<p>fragment</p>"
+
+
+def test_at_most_the_sniff_limit_is_held_back():
+    injector = ScriptInjector()
+    assert injector.feed(b"<!doctype html>" + b" " * 100) == b""  # still looking
+    out = injector.feed(b"x" * SNIFF_LIMIT)
+    assert out.startswith(b"<!doctype html>" + PANEL_SCRIPT)
+    assert injector.feed(b"rest") == b"rest"
+    assert injector.finish() == b""
+
+
+def test_the_script_is_injected_once():
+    page = b"<head></head><head></head>"
+    assert inject(page).count(PANEL_SCRIPT) == 1
+
+
+def test_the_upstream_path_is_only_ever_a_path_on_the_manifests_upstream():
+    upstream = Upstream.parse("http://127.0.0.1:3000/base/")
+    assert (upstream.host, upstream.port, upstream.base_path) == ("127.0.0.1", 3000, "/base")
+    assert request_target({"PATH_INFO": "/a b/ü", "QUERY_STRING": "x=%20"}, upstream) == "/base/a%20b/%FC?x=%20"
+    # An absolute-form request line names another host: only its path is kept.
+    assert request_target({"PATH_INFO": "http://evil.example/steal"}, upstream) == "/base/steal"
+    assert Upstream.parse("https://localhost").port == 443

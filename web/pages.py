@@ -1,0 +1,118 @@
+"""Routed pages: what a routed hostname serves outside /__devhost__/, and the chat panel's files.
+
+An extension (see ``EXTENSIONS`` in web/daemon.py):
+- ``/__devhost__/static/chat/…`` serves the panel (plain JavaScript modules and CSS);
+- a service with an ``upstream`` is proxied to it (web/proxy.py), the panel injected into its
+  HTML; a service without one gets a plain page that carries the panel;
+- the app's own WebSocket upgrades (its hot reload) are tunnelled to the upstream.
+The control origin keeps the daemon's own plain page: it is no routed page, so no panel.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import bottle
+
+from web import proxy
+
+STATIC_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".png": "image/png"}
+
+
+class Pages:
+    def start(self, context) -> dict:
+        return {}  # no actors: pages only read the manifest
+
+    def install(self, app) -> None:
+        add_static_routes(app.bottle, "chat")
+        app.fallback = routed_pages(app.context, control_page=app.fallback)
+        app.raw_upgrade = lambda handler: app_socket(app, handler)
+
+
+EXTENSION = Pages()
+
+
+def add_static_routes(routes: bottle.Bottle, folder: str) -> None:
+    root = os.path.realpath(os.path.join(STATIC_ROOT, folder))
+
+    @routes.route(f"/__devhost__/static/{folder}/<path:path>", method=["GET", "HEAD"])
+    def static(path):
+        file = os.path.realpath(os.path.join(root, path))
+        if not file.startswith(root + os.sep) or not os.path.isfile(file):
+            return bottle.HTTPResponse(json.dumps({"error": f"nothing is served at /__devhost__/static/{folder}/{path}"}),
+                                       status=404, headers={"Content-Type": "application/json"})
+        mimetype = _TYPES.get(os.path.splitext(file)[1], "auto")
+        response = bottle.static_file(os.path.relpath(file, root), root=root, mimetype=mimetype, charset="utf-8")
+        # Revalidated on every load, so a changed panel shows after a reload (ETag keeps it cheap).
+        response.set_header("Cache-Control", "no-cache")
+        response.set_header("X-Content-Type-Options", "nosniff")
+        return response
+
+
+def _hostname(context, environ) -> str | None:
+    """The routed hostname of a request, or None on the control origin."""
+    host = (environ.get("HTTP_HOST") or "").lower()
+    if host == context.control_host.lower():
+        return None
+    return host.rsplit(":", 1)[0]
+
+
+def routed_pages(context, control_page):
+    def app(environ, start_response):
+        hostname = _hostname(context, environ)
+        if hostname is None:
+            return control_page(environ, start_response)
+        service = context.manifests.current().service_for_host(hostname)
+        if service is None:  # the manifest changed since the Host check
+            return _html(start_response, "404 Not Found", "Not routed",
+                         f"{hostname} is no longer a routed service of this stack.", panel=False)
+        if service.upstream:
+            upstream = proxy.Upstream.parse(service.upstream)
+            return proxy.forward(upstream, environ, start_response,
+                                 lambda status, message: _html(start_response, status, "Upstream not answering",
+                                                               message))
+        return _plain_page(environ, start_response, context.manifests.current().name, service)
+    return app
+
+
+def _plain_page(environ, start_response, stack: str, service):
+    method = environ.get("REQUEST_METHOD", "GET")
+    if method not in ("GET", "HEAD"):
+        return _html(start_response, "405 Method Not Allowed", "Method not allowed",
+                     f"{service.host} has no app behind it, so it only answers GET.", panel=False)
+    text = (f"{service.host} serves the checkout {service.root}. It has no app behind it: add "
+            f"upstream = \"http://127.0.0.1:3000\" (your dev server's address) to [services.{service.name}] "
+            f"in the manifest to see your app here, with the chat panel on it. The chat works on this page too.")
+    if environ.get("PATH_INFO", "/") != "/":
+        return _html(start_response, "404 Not Found", f"{stack}: {service.host}", text)
+    return _html(start_response, "200 OK", f"{stack}: {service.host}", text)
+
+
+def _html(start_response, status: str, title: str, text: str, panel: bool = True):
+    title, text = bottle.html_escape(title), bottle.html_escape(text)
+    body = (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{title}</title>"
+            f"{proxy.PANEL_SCRIPT.decode() if panel else ''}</head>"
+            f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; "
+            f"padding: 0 1rem\"><h1>{title}</h1><p>{text}</p></body></html>").encode()
+    start_response(status, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
+                            ("Cache-Control", "no-store")])
+    return [body]
+
+
+def app_socket(app, handler) -> None:
+    """A WebSocket upgrade outside /__devhost__/: the app's own socket, tunnelled to its upstream."""
+    environ = handler.environ
+    # The pre-upgrade check is bypassed for these, so the Host rule is applied here. Origin is
+    # the app's business outside /__devhost__/: it is passed on for the app to judge.
+    refusal = app._refusal(environ)
+    if refusal:
+        proxy.answer(handler, *refusal)
+        return
+    hostname = _hostname(app.context, environ)
+    service = app.context.manifests.current().service_for_host(hostname) if hostname else None
+    if service is None or not service.upstream:
+        proxy.answer(handler, "404 Not Found", "no WebSocket is served at this path: this hostname has no upstream")
+        return
+    proxy.tunnel_websocket(handler, proxy.Upstream.parse(service.upstream))

@@ -1,0 +1,331 @@
+"""The reverse proxy for routed services whose manifest entry names an ``upstream``.
+
+The person's own dev server answers every path outside /__devhost__/; devhostd streams its
+answers through unchanged except for three things: hop-by-hop headers are not forwarded,
+``Location`` headers that name the upstream's own address are pointed back at the routed
+hostname, and HTML gets the devtools script injected (so the chat panel appears on the app).
+
+Only the manifest's upstream is ever contacted: the request contributes its path and query,
+never a host or port. The app's own WebSocket (its hot reload) is tunnelled byte for byte by
+``tunnel_websocket``.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import ssl
+import zlib
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+import gevent
+
+from actors.chatlog import daemon_log
+
+PANEL_SCRIPT = b'<script type="module" src="/__devhost__/static/chat/panel.js"></script>'
+CONNECT_TIMEOUT = 10.0
+# A dev server may compile for a long while before it answers; once it has, a body may stream
+# for ever (server-sent events), so reading it has no timeout at all.
+RESPONSE_TIMEOUT = 300.0
+CHUNK = 64 * 1024
+SNIFF_LIMIT = 64 * 1024  # how much HTML is held back while looking for <head>
+# RFC 9110 §7.6.1, plus the non-standard Proxy-Connection browsers still send.
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+                        "trailer", "transfer-encoding", "upgrade", "proxy-connection"})
+_DECODABLE = ("gzip", "x-gzip", "deflate", "identity")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    scheme: str
+    host: str
+    port: int
+    base_path: str  # "" or a prefix such as "/app", without the trailing slash
+
+    @classmethod
+    def parse(cls, url: str) -> "Upstream":
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls(parts.scheme, parts.hostname or "127.0.0.1", port, parts.path.rstrip("/"))
+
+    @property
+    def origin(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    def connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self.scheme == "https":
+            # Dev servers use self-signed certificates; the address comes from the operator's
+            # manifest only, so there is nothing a browser could point elsewhere.
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                               context=ssl._create_unverified_context())  # noqa: S323
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+
+def request_target(environ, upstream: Upstream) -> str:
+    """The upstream path for a request: the base path, then the request's own path and query."""
+    path = environ.get("PATH_INFO") or "/"
+    if not path.startswith("/"):
+        # An absolute-form request line ("GET http://elsewhere/x"): only its path is used.
+        path = urlsplit(path).path or "/"
+    # pywsgi decoded the path as latin-1; quoting it again gives the bytes the browser sent.
+    target = quote(path, safe="/:@!$&'()*+,;=-._~%", encoding="latin-1")
+    query = environ.get("QUERY_STRING")
+    return upstream.base_path + target + (f"?{query}" if query else "")
+
+
+def request_headers(environ) -> list[tuple[str, str]]:
+    headers = []
+    listed = _connection_tokens(environ.get("HTTP_CONNECTION", ""))
+    for key, value in environ.items():
+        if not key.startswith("HTTP_"):
+            continue
+        name = key[5:].replace("_", "-").title()
+        lower = name.lower()
+        if lower in HOP_BY_HOP or lower in listed or lower in ("accept-encoding", "x-forwarded-for"):
+            continue
+        headers.append((name, value))
+    for key, name in (("CONTENT_TYPE", "Content-Type"), ("CONTENT_LENGTH", "Content-Length")):
+        if environ.get(key):
+            headers.append((name, environ[key]))
+    # Only encodings devhostd can undo, so HTML can always be given the panel.
+    accepted = [token.strip() for token in environ.get("HTTP_ACCEPT_ENCODING", "").split(",")]
+    kept = [token for token in accepted if token.split(";")[0].strip().lower() in _DECODABLE]
+    headers.append(("Accept-Encoding", ", ".join(kept) or "identity"))
+    forwarded_for = environ.get("HTTP_X_FORWARDED_FOR")
+    client = environ.get("REMOTE_ADDR", "")
+    headers.append(("X-Forwarded-For", f"{forwarded_for}, {client}" if forwarded_for else client))
+    headers.append(("X-Forwarded-Host", environ.get("HTTP_HOST", "")))
+    headers.append(("X-Forwarded-Proto", "http"))
+    return headers
+
+
+def _connection_tokens(value: str) -> set[str]:
+    return {token.strip().lower() for token in value.split(",") if token.strip()}
+
+
+def _body(environ):
+    stream = environ["wsgi.input"]
+    while True:
+        data = stream.read(CHUNK)
+        if not data:
+            return
+        yield data
+
+
+def forward(upstream: Upstream, environ, start_response, error_page):
+    """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    connection = upstream.connection(CONNECT_TIMEOUT)
+    has_body = bool(environ.get("CONTENT_LENGTH")) or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    try:
+        connection.connect()
+        connection.sock.settimeout(RESPONSE_TIMEOUT)
+        connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
+                           headers=dict(request_headers(environ)))
+        response = connection.getresponse()
+        connection.sock.settimeout(None)
+    except (OSError, http.client.HTTPException) as exc:
+        connection.close()
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return error_page("502 Bad Gateway",
+                          f"devhostd could not get an answer from the upstream {upstream.origin}: {reason}. "
+                          f"Is the dev server running? Reload this page once it is.")
+    headers, inject, decoder = _response_plan(response, method, environ, upstream)
+    start_response(f"{response.status} {response.reason}", headers)
+    return _ResponseBody(connection, response, inject, decoder)
+
+
+def _response_plan(response, method: str, environ, upstream: Upstream):
+    """(headers for the browser, whether to inject the script, a decompressor or None)."""
+    listed = _connection_tokens(response.getheader("Connection") or "")
+    is_html = (response.getheader("Content-Type") or "").split(";")[0].strip().lower() == "text/html"
+    encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
+    has_body = response.status not in (204, 304) and response.status >= 200
+    # An encoding devhostd cannot undo (say br from a server that ignored Accept-Encoding)
+    # passes through untouched, without the panel, rather than broken.
+    inject = is_html and has_body and encoding in _DECODABLE
+    headers = []
+    for name, value in response.getheaders():
+        lower = name.lower()
+        if lower in HOP_BY_HOP or lower in listed:
+            continue
+        if inject and lower in ("content-length", "content-encoding", "content-md5"):
+            continue  # the body changes; the server sends it chunked, uncompressed
+        if lower == "location" and value.startswith(upstream.origin):
+            value = f"http://{environ.get('HTTP_HOST', '')}{value[len(upstream.origin):]}"
+        headers.append((name, value))
+    decoder = None
+    if inject and method != "HEAD" and encoding in ("gzip", "x-gzip"):
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif inject and method != "HEAD" and encoding == "deflate":
+        decoder = _Deflate()
+    return headers, inject and method != "HEAD", decoder
+
+
+class _Deflate:
+    """HTTP "deflate" is meant to be zlib-wrapped, but some servers send raw deflate."""
+
+    def __init__(self):
+        self._inner = None
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._inner is None:
+            wrapped = len(data) >= 2 and (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
+            self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+        return self._inner.decompress(data)
+
+    def flush(self) -> bytes:
+        return self._inner.flush() if self._inner is not None else b""
+
+
+class _ResponseBody:
+    """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
+
+    def __init__(self, connection, response, inject: bool, decoder):
+        self._connection = connection
+        self._response = response
+        self._injector = ScriptInjector() if inject else None
+        self._decoder = decoder
+
+    def __iter__(self):
+        broken = False
+        while True:
+            try:
+                data = self._response.read1(CHUNK)
+                if data and self._decoder is not None:
+                    data = self._decoder.decompress(data)
+            except (OSError, http.client.HTTPException, zlib.error) as exc:
+                # The browser gets what there was, ended cleanly: a cut-off page, never a 500.
+                daemon_log(f"proxy: the upstream's answer broke off: {exc!r}")
+                broken = True
+                break
+            if not data:
+                break
+            if self._injector is not None:
+                data = self._injector.feed(data)
+            if data:
+                yield data
+        tail = self._decoder.flush() if self._decoder is not None and not broken else b""
+        if self._injector is not None:
+            tail = self._injector.feed(tail) + self._injector.finish()
+        if tail:
+            yield tail
+
+    def close(self):
+        self._response.close()
+        self._connection.close()
+
+
+_HEAD = re.compile(rb"<head(?:\s[^>]*)?>", re.I)
+_DECIDED = re.compile(rb"<body[\s>]|</head\s*>", re.I)
+_FALLBACKS = (re.compile(rb"<body(?:\s[^>]*)?>", re.I), re.compile(rb"<html(?:\s[^>]*)?>", re.I),
+              re.compile(rb"<!doctype[^>]*>", re.I))
+
+
+class ScriptInjector:
+    """Puts the panel script right after <head> (else <body>, <html>, the doctype, or first),
+    holding back at most SNIFF_LIMIT bytes; never before the doctype, which would switch the
+    page into quirks mode and change its layout."""
+
+    def __init__(self, script: bytes = PANEL_SCRIPT):
+        self._script = script
+        self._held = b""
+        self._done = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self._done:
+            return data
+        self._held += data
+        match = _HEAD.search(self._held)
+        if match:
+            return self._insert(match.end())
+        if _DECIDED.search(self._held) or len(self._held) > SNIFF_LIMIT:
+            return self._fallback()
+        return b""
+
+    def finish(self) -> bytes:
+        return b"" if self._done else self._fallback()
+
+    def _fallback(self) -> bytes:
+        for pattern in _FALLBACKS:
+            match = pattern.search(self._held)
+            if match:
+                return self._insert(match.end())
+        return self._insert(0)
+
+    def _insert(self, at: int) -> bytes:
+        self._done = True
+        held, self._held = self._held, b""
+        return held[:at] + self._script + held[at:]
+
+
+# ---- WebSocket pass-through ------------------------------------------------------------------
+
+def tunnel_websocket(handler, upstream: Upstream) -> None:
+    """Relays an upgrade request and then both directions, byte for byte, until one side closes.
+
+    ``handler`` is the gevent-websocket handler of the browser's connection: its ``rfile``
+    may already hold bytes the browser sent after the request, so reads go through it.
+    """
+    try:
+        remote = socket.create_connection((upstream.host, upstream.port), timeout=CONNECT_TIMEOUT)
+        if upstream.scheme == "https":
+            remote = ssl._create_unverified_context().wrap_socket(remote, server_hostname=upstream.host)  # noqa: S323
+        remote.settimeout(None)
+    except OSError as exc:
+        answer(handler, "502 Bad Gateway",
+               f"devhostd could not reach the upstream {upstream.origin}: {exc.strerror or exc}")
+        return
+    try:
+        remote.sendall(_upgrade_request(handler, upstream))
+        client = handler.socket
+        to_remote = gevent.spawn(_pump, handler.rfile.read1, remote)
+        to_client = gevent.spawn(_pump, remote.recv, client)
+        gevent.wait([to_remote, to_client], count=1)
+        # One side is done: give the other a moment to pass on its close, then cut both.
+        gevent.wait([to_remote, to_client], timeout=5)
+        gevent.killall([to_remote, to_client], block=False)
+    finally:
+        remote.close()
+        handler.close_connection = True
+
+
+def _upgrade_request(handler, upstream: Upstream) -> bytes:
+    environ = handler.environ
+    lines = [f"GET {request_target(environ, upstream)} HTTP/1.1"]
+    original = getattr(handler, "headers", None)
+    pairs = list(original.items()) if original is not None else [
+        (key[5:].replace("_", "-").title(), value) for key, value in environ.items() if key.startswith("HTTP_")]
+    # Everything is passed on as sent, the Upgrade and Connection headers included: they are
+    # the handshake itself.
+    lines += [f"{name}: {value}" for name, value in pairs if name.lower() != "x-forwarded-for"]
+    lines.append(f"X-Forwarded-For: {environ.get('REMOTE_ADDR', '')}")
+    lines.append("X-Forwarded-Proto: http")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _pump(read, destination) -> None:
+    try:
+        while True:
+            data = read(CHUNK)
+            if not data:
+                break
+            destination.sendall(data)
+    except (OSError, ValueError):
+        pass  # a side went away (ValueError: a closed file); the tunnel ends either way
+    try:
+        destination.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def answer(handler, status: str, message: str) -> None:
+    """A plain HTTP answer to an upgrade request that will not be tunnelled."""
+    body = json.dumps({"error": message}).encode()
+    handler.start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                    ("Cache-Control", "no-store")])
+    handler.result = [body]
+    handler.process_result()
+    handler.close_connection = True
