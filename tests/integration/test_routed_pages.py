@@ -1,0 +1,183 @@
+"""Routed hostnames: the person's app proxied (with the panel in its HTML), its own WebSocket
+tunnelled, a plain page with the panel where there is no app, /__devhost__/ always devhostd's."""
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import socket
+
+import gevent
+import pytest
+import websocket
+
+from tests.upstream_app import UpstreamApp, write_routed_manifest
+from web.proxy import PANEL_SCRIPT
+
+
+@pytest.fixture
+def upstream():
+    app = UpstreamApp().start()
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def stack(tmp_path, upstream):
+    write_routed_manifest(tmp_path, upstream.url)
+    return tmp_path
+
+
+def fetch(daemon, path, host=None, method="GET", headers=None, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+    try:
+        connection.request(method, path, body=body, headers={"Host": host or daemon.host(), **(headers or {})})
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def test_html_gets_the_panel_script_once_and_is_sent_uncompressed(daemon):
+    for path in ("/", "/gzip", "/deflate", "/chunked"):
+        status, headers, body = fetch(daemon, path, headers={"Accept-Encoding": "gzip, deflate, br"})
+        assert status == 200, path
+        assert body.count(PANEL_SCRIPT) == 1, path
+        assert body.index(PANEL_SCRIPT) == body.index(b"<head>") + len(b"<head>"), path
+        assert "content-encoding" not in headers and "content-length" not in headers, (path, headers)
+        assert headers["transfer-encoding"] == "chunked", path
+        assert b"</html>" in body, path
+
+
+def test_other_responses_pass_through_unchanged_with_their_headers(daemon, upstream):
+    status, headers, body = fetch(daemon, "/style.css")
+    assert status == 200 and headers["content-type"] == "text/css"
+    assert int(headers["content-length"]) == len(body) and b"#box" in body and PANEL_SCRIPT not in body
+    status, headers, body = fetch(daemon, "/echo?q=%20x", method="POST", body=b"payload",
+                                  headers={"Content-Type": "text/plain", "Connection": "keep-alive, X-Private",
+                                           "X-Private": "hop", "X-Custom": "kept", "Accept-Encoding": "br, gzip"})
+    echoed = json.loads(body)
+    assert (echoed["method"], echoed["query"], echoed["body"]) == ("POST", "q=%20x", "payload")
+    sent = echoed["headers"]
+    assert sent["host"] == daemon.host()  # the routed hostname, as the browser sent it
+    assert sent["x-custom"] == "kept" and "x-private" not in sent  # named in Connection: hop-by-hop
+    assert sent["accept-encoding"] == "gzip"  # only what devhostd can undo to inject the panel
+    assert sent["x-forwarded-host"] == daemon.host() and sent["x-forwarded-proto"] == "http"
+    assert headers["x-upstream"] == "yes" and headers["set-cookie"] == "session=abc; Path=/"
+
+
+def test_a_chunked_request_body_is_streamed_to_the_upstream(daemon):
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+    connection.request("PUT", "/echo", body=iter([b"one ", b"two"]), encode_chunked=True,
+                       headers={"Host": daemon.host(), "Transfer-Encoding": "chunked"})
+    echoed = json.loads(connection.getresponse().read())
+    connection.close()
+    assert echoed["body"] == "one two"
+
+
+def test_redirects_to_the_upstreams_own_address_point_back_at_the_routed_hostname(daemon):
+    status, headers, _ = fetch(daemon, "/redirect")
+    assert status == 302 and headers["location"] == f"http://{daemon.host()}/echo?from=redirect"
+
+
+def test_an_encoding_devhostd_cannot_undo_passes_through_without_the_panel(daemon):
+    status, headers, body = fetch(daemon, "/brotli")
+    assert status == 200 and headers["content-encoding"] == "br" and PANEL_SCRIPT not in body
+
+
+def test_server_sent_events_stream_through(daemon):
+    status, headers, body = fetch(daemon, "/events")
+    assert status == 200 and headers["content-type"] == "text/event-stream" and body == b"data: one\n\ndata: two\n\n"
+
+
+def test_a_stopped_dev_server_gets_a_502_page_that_still_carries_the_panel(daemon, upstream):
+    upstream.stop()
+    status, headers, body = fetch(daemon, "/")
+    assert status == 502 and headers["content-type"].startswith("text/html")
+    assert PANEL_SCRIPT in body and b"could not get an answer from the upstream" in body
+
+
+def test_devhost_paths_stay_devhostds_on_a_proxied_hostname(daemon, upstream):
+    status, headers, body = fetch(daemon, "/__devhost__/config.json")
+    assert status == 200 and json.loads(body)["name"] == "teststack"
+    assert not any(path.startswith("/__devhost__") for _, path, _ in upstream.requests)
+    status, headers, body = fetch(daemon, "/__devhost__/static/chat/panel.js")
+    assert status == 200 and headers["content-type"].startswith("text/javascript") and b"Panel" in body
+    assert headers["cache-control"] == "no-cache" and headers["x-content-type-options"] == "nosniff"
+    assert fetch(daemon, "/__devhost__/static/chat/../../app.py")[0] == 404
+    assert fetch(daemon, "/__devhost__/static/chat/nothing.js")[0] == 404
+
+
+def test_a_service_without_upstream_serves_a_plain_page_with_the_panel(daemon):
+    status, headers, body = fetch(daemon, "/", host=daemon.host("other.localhost"))
+    assert status == 200 and PANEL_SCRIPT in body and b"upstream" in body
+    assert fetch(daemon, "/favicon.ico", host=daemon.host("other.localhost"))[0] == 404
+    assert fetch(daemon, "/", host=daemon.host("other.localhost"), method="POST")[0] == 405
+    # The control origin is no routed page: no panel there.
+    status, _, body = fetch(daemon, "/", host=daemon.control_origin.split("//")[1])
+    assert status == 200 and PANEL_SCRIPT not in body
+
+
+def test_unrouted_hosts_are_refused_before_anything_reaches_the_upstream(daemon, upstream):
+    status, _, body = fetch(daemon, "/echo", host=f"evil.example:{daemon.port}")
+    assert status == 403 and b"not served here" in body
+    assert upstream.requests == []
+
+
+def _ws(daemon, path="/hmr", host=None, origin=None):
+    host = host or daemon.host()
+    return websocket.create_connection(f"ws://127.0.0.1:{daemon.port}{path}", host=host,
+                                       origin=origin or f"http://{host}", timeout=10)
+
+
+def test_the_apps_own_websocket_is_tunnelled_to_the_upstream(daemon, upstream):
+    ws = _ws(daemon)
+    assert ws.recv() == "hello"
+    ws.send("ping:42")
+    assert ws.recv() == "pong:42"
+    big = "ping:" + "x" * 200_000  # several reads on each side
+    ws.send(big)
+    assert ws.recv() == "pong:" + "x" * 200_000
+    ws.close()
+    [(_, _, headers)] = [r for r in upstream.requests if r[1] == "/hmr"]
+    assert headers["host"] == daemon.host() and headers["upgrade"].lower() == "websocket"
+
+
+def test_upgrades_outside_devhost_are_refused_for_foreign_hosts_and_hosts_without_an_app(daemon, upstream):
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+        _ws(daemon, host=f"evil.example:{daemon.port}")
+    assert refused.value.status_code == 403
+    with pytest.raises(websocket.WebSocketBadStatusException) as missing:
+        _ws(daemon, host=daemon.host("other.localhost"))
+    assert missing.value.status_code == 404
+    upstream.stop()
+    with pytest.raises(websocket.WebSocketBadStatusException) as down:
+        _ws(daemon)
+    assert down.value.status_code == 502
+    assert [r for r in upstream.requests if r[1] == "/hmr"] == []
+
+
+def test_a_gzipped_page_that_is_cut_short_ends_the_response_without_a_500(daemon, upstream):
+    # A raw upstream that promises gzip and hangs up mid-body: the browser gets what there was.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+
+    def serve():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        body = gzip.compress(b"<!doctype html><head></head><body>" + bytes(range(256)) * 40)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body[: len(body) // 2])
+        conn.close()
+    server = gevent.spawn(serve)
+    path = daemon.stderr_path.parent / "devhost.toml"
+    path.write_text(path.read_text().replace(upstream.url, f"http://127.0.0.1:{port}"))
+    try:
+        status, _, body = fetch(daemon, "/")
+    except http.client.IncompleteRead as cut:
+        status, body = 200, cut.partial
+    assert status == 200 and body.startswith(b"<!doctype html><head>" + PANEL_SCRIPT)
+    server.join(timeout=5)
+    listener.close()
