@@ -1,0 +1,55 @@
+// The Chat API's HTTP routes, from the page's own origin (the browser adds the Origin header
+// that devhostd requires on POST and PUT).
+
+export class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** The page's address as the API wants it: no fragment (it never reaches a server anyway). */
+export function pageURL() {
+  return `${location.origin}${location.pathname}${location.search}`;
+}
+
+async function call(method, path, body) {
+  const options = { method, credentials: "same-origin", cache: "no-store", headers: {} };
+  if (body !== undefined) {
+    options.body = JSON.stringify(body);
+    options.headers["Content-Type"] = "application/json";
+  }
+  let response;
+  try {
+    response = await fetch(path, options);
+  } catch (error) {
+    throw new ApiError(`devhostd is not answering (${error.message})`, 0);
+  }
+  let value = null;
+  try {
+    value = await response.json();
+  } catch {
+    // not JSON: only a daemon bug or a proxy in between would do that
+  }
+  if (!response.ok) throw new ApiError(value?.error || `devhostd answered ${response.status}`, response.status);
+  return value;
+}
+
+const query = (target) => new URLSearchParams({ pageURL: pageURL(), chatTarget: target }).toString();
+
+export const api = {
+  config: () => call("GET", "/__devhost__/config.json"),
+  harnesses: (target) => call("GET", `/__devhost__/chat/harnesses?${query(target)}`).then((v) => v.harnesses),
+  sessions: (target) => call("GET", `/__devhost__/chat/sessions?${query(target)}`).then((v) => v.sessions),
+  createSession: ({ harness, target, model, resumeId }) => call("POST", "/__devhost__/chat/sessions", {
+    harness, target, pageURL: pageURL(), ...(model ? { model } : {}), ...(resumeId ? { resumeId } : {}),
+  }),
+  closeSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/close?${query(target)}`),
+  /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
+  position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
+  savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),
+  socketURL: (sessionId, target) => {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    return `${scheme}://${location.host}/__devhost__/ws/chat?sessionId=${encodeURIComponent(sessionId)}&${query(target)}`;
+  },
+};

@@ -1,0 +1,87 @@
+// The panel's state in localStorage, under one key per project directory and page origin (so
+// pages that differ only in path, query or fragment share it). What is kept: whether the chat
+// is open, its side and target; per target the harness, model, session, the unsent text (also
+// a sent one, until its send is acknowledged) and the scroll position. Never transcripts,
+// screenshots or approval answers. Anything invalid or from another version resets to defaults.
+
+export const VERSION = 1;
+export const TARGETS = ["project", "devhost"];
+const SIDES = ["right", "left"];
+const MAX_DRAFT = 1_000_000; // characters; a draft past this is not worth a failing quota
+
+export function storageKey(projectDirectory, origin) {
+  return `devhost:settings:${projectDirectory}:${origin}`;
+}
+
+export function defaultConversation() {
+  return { harness: "claude-code", model: "", sessionId: null, draft: "", unsent: [], scroll: null };
+}
+
+export function defaults() {
+  return { version: VERSION, open: false, side: "right", target: "project",
+           conversations: Object.fromEntries(TARGETS.map((t) => [t, defaultConversation()])) };
+}
+
+const isString = (v, max = 200) => typeof v === "string" && v.length <= max;
+
+function cleanConversation(raw) {
+  const clean = defaultConversation();
+  if (!raw || typeof raw !== "object") return clean;
+  if (isString(raw.harness, 64) && raw.harness) clean.harness = raw.harness;
+  if (isString(raw.model, 128)) clean.model = raw.model;
+  if (isString(raw.sessionId, 128) && raw.sessionId) clean.sessionId = raw.sessionId;
+  if (isString(raw.draft, MAX_DRAFT)) clean.draft = raw.draft;
+  if (Array.isArray(raw.unsent)) {
+    clean.unsent = raw.unsent.filter((u) => u && isString(u.commandId, 200) && isString(u.text, MAX_DRAFT))
+      .map((u) => ({ commandId: u.commandId, text: u.text }));
+  }
+  if (raw.scroll && Number.isFinite(raw.scroll.fromBottom) && raw.scroll.fromBottom >= 0) {
+    clean.scroll = { fromBottom: raw.scroll.fromBottom };
+  }
+  return clean;
+}
+
+/** The saved state, each field checked; a wrong version or unreadable JSON gives defaults. */
+export function parse(text) {
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return defaults();
+  }
+  if (!raw || typeof raw !== "object" || raw.version !== VERSION) return defaults();
+  const state = defaults();
+  if (typeof raw.open === "boolean") state.open = raw.open;
+  if (SIDES.includes(raw.side)) state.side = raw.side;
+  if (TARGETS.includes(raw.target)) state.target = raw.target;
+  for (const target of TARGETS) state.conversations[target] = cleanConversation(raw.conversations?.[target]);
+  return state;
+}
+
+export class Store {
+  constructor(key, storage = window.localStorage) {
+    this.key = key;
+    this.storage = storage;
+    let text = null;
+    try {
+      text = storage.getItem(key);
+    } catch {
+      // storage disabled (a sandboxed page): the panel still works, it just forgets
+    }
+    this.state = text === null ? defaults() : parse(text);
+  }
+
+  get conversation() {
+    return this.state.conversations[this.state.target];
+  }
+
+  /** Changes the state with `change(state)` and writes it at once (a reload may follow any time). */
+  update(change) {
+    change(this.state);
+    try {
+      this.storage.setItem(this.key, JSON.stringify(this.state));
+    } catch {
+      // quota or disabled storage: keep going in memory
+    }
+  }
+}

@@ -1,0 +1,591 @@
+// The chat panel: header (status, target, side), harness / model / session pickers, the
+// conversation, and the composer. It talks to devhostd only through the Chat API.
+
+import { api } from "./api.js";
+import { ChatConnection } from "./connection.js";
+import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
+import { el } from "./dom.js";
+import { clampPosition, makeDraggable } from "./drag.js";
+import { capturePage, chooseArea } from "./screenshot.js";
+import { Store, TARGETS, storageKey } from "./store.js";
+import { Transcript } from "./transcript.js";
+import { ConversationView } from "./view.js";
+
+const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
+const STATUS_TEXT = { starting: "starting", idle: "idle", running: "running", requires_action: "requires action",
+                      error: "error", closed: "closed", none: "no session" };
+const RUNNING = ["running", "requires_action"];
+
+function cameraIcon() {
+  // Built with the SVG namespace: an icon font may lack the glyph, an SVG never does.
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("fill", "none");
+  svg.setAttribute("stroke", "currentColor");
+  svg.setAttribute("stroke-width", "1.8");
+  svg.setAttribute("aria-hidden", "true");
+  for (const d of ["M4 8h3l2-3h6l2 3h3v11H4z", "M12 17a4 4 0 1 0 0-8 4 4 0 0 0 0 8z"]) {
+    const path = document.createElementNS(ns, "path");
+    path.setAttribute("d", d);
+    svg.append(path);
+  }
+  return svg;
+}
+
+export class Panel {
+  constructor(root, host) {
+    this.root = root;
+    this.host = host;
+    this.session = null; // the attached session's record
+    this.sessions = [];
+    this.harnesses = null;
+    this.connection = null;
+    this.transcript = new Transcript();
+    this.firstSnapshot = true;
+    this.renderQueued = false;
+    this._build();
+  }
+
+  // ---- building ------------------------------------------------------------------------------
+
+  _build() {
+    const $ = (tag, attributes, ...children) => el(tag, attributes, ...children);
+    this.ui = {
+      launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
+                              onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
+      badge: $("span", { class: "badge", dataset: { status: "none" } }, "no session"),
+      link: $("span", { class: "link" }),
+      target: $("select", { class: "target", title: "Whose checkout the agent works in", "aria-label": "Chat target",
+                            onchange: (e) => this.setTarget(e.target.value) },
+        $("option", { value: "project" }, "project"), $("option", { value: "devhost" }, "devhost")),
+      side: $("button", { type: "button", class: "icon side", title: "Dock on the other side", onclick: () => this.flipSide() }, "⇆"),
+      close: $("button", { type: "button", class: "icon", title: "Close the chat", "aria-label": "Close the chat",
+                           onclick: () => this.setOpen(false) }, "×"),
+      harness: $("select", { class: "harness", "aria-label": "Harness", onchange: (e) => this.pickHarness(e.target.value) }),
+      model: $("select", { class: "model", "aria-label": "Model", onchange: (e) => this.pickModel(e.target.value) }),
+      sessionPick: $("select", { class: "session", "aria-label": "Session", onchange: (e) => this.pickSession(e.target.value) }),
+      newButton: $("button", { type: "button", class: "plain new", title: "Start a new conversation", onclick: () => this.detach() }, "New"),
+      endButton: $("button", { type: "button", class: "plain end", title: "Close this session (ends its CLI)", onclick: () => this.endSession() }, "Close"),
+      resumeButton: $("button", { type: "button", class: "plain resume", title: "Resume this closed conversation", onclick: () => this.resume() }, "Resume"),
+      note: $("div", { class: "note", hidden: true, role: "status" }),
+      items: $("div", { class: "items" }),
+      tray: $("div", { class: "tray", hidden: true }),
+      textarea: $("textarea", { rows: 3, placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" }),
+      shot: $("button", { type: "button", class: "icon shot", title: "Send an area of a screenshot of this page", "aria-label": "Screenshot",
+                          onclick: () => this.screenshot() }, cameraIcon()),
+      hint: $("span", { class: "hint", role: "status" }),
+      stop: $("button", { type: "button", class: "stop", hidden: true, onclick: () => this.interrupt() }, "Interrupt"),
+      send: $("button", { type: "button", class: "send", onclick: () => this.send() }, "Send"),
+      layer: $("div", { class: "layer", hidden: true }),
+    };
+    const u = this.ui;
+    u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.items);
+    u.header = $("header", { class: "bar", title: "Drag to move" },
+      $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), u.target, u.side, u.close);
+    u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
+      u.header,
+      $("div", { class: "row" }, u.harness, u.model),
+      $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton),
+      u.note, u.log,
+      $("footer", { class: "composer" }, u.tray, u.textarea,
+        $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
+    this.root.append(el("link", { rel: "stylesheet", href: "/__devhost__/static/chat/panel.css" }), u.launcher, u.panel, u.layer);
+
+    this.view = new ConversationView(u.log, u.items, { respond: (item, result, said) => this.respond(item, result, said) });
+    this.view.onScrolled = () => this._saveScrollSoon();
+    this.composer = new Composer({
+      textarea: u.textarea, tray: u.tray,
+      onDraft: (text) => this.store?.update(() => { this.store.conversation.draft = text; }),
+      onProblem: (text) => this.hint(text),
+    });
+    u.textarea.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.send();
+      }
+    });
+    u.panel.addEventListener("dragover", (event) => event.preventDefault());
+    u.panel.addEventListener("drop", (event) => {
+      event.preventDefault();
+      this.composer.addFiles([...(event.dataTransfer?.files || [])]);
+    });
+    makeDraggable(u.panel, u.header, (position) => this.savePosition(position));
+  }
+
+  // ---- start -----------------------------------------------------------------------------------
+
+  async boot() {
+    let config;
+    try {
+      config = await api.config();
+    } catch (error) {
+      this.showNote(`The chat cannot start: ${error.message}`);
+      return;
+    }
+    this.config = config;
+    this.service = (config.services || []).find((s) => s.host === location.hostname);
+    if (!this.service) {
+      this.showNote(`${location.hostname} is not a routed service of ${config.name}.`);
+      return;
+    }
+    this.store = new Store(storageKey(this.service.projectRootPath, location.origin));
+    const devhost = this.ui.target.querySelector("option[value=devhost]");
+    devhost.disabled = !config.devhostSourceRootPath;
+    devhost.title = config.devhostSourceRootPath ? config.devhostSourceRootPath
+      : "Only a development build of devhostd (running from its git checkout) has its own checkout to work in";
+    if (devhost.disabled && this.store.state.target === "devhost") this.store.update((s) => { s.target = "project"; });
+    this._applyPlacement(await api.position());
+    this.setOpen(this.store.state.open);
+    await this._enterTarget();
+  }
+
+  async _enterTarget() {
+    const conversation = this.store.conversation;
+    this.ui.target.value = this.store.state.target;
+    this._disconnect();
+    this.session = null;
+    this.transcript = new Transcript();
+    this.firstSnapshot = true;
+    this._render(new Set(["*"]));
+    this.composer.clear();
+    this.composer.text = conversation.draft;
+    this._loadHarnesses();
+    let sessions = [];
+    try {
+      sessions = await api.sessions(this.store.state.target);
+    } catch (error) {
+      this.showNote(error.message);
+    }
+    this.sessions = sessions;
+    const saved = sessions.find((s) => s.id === conversation.sessionId);
+    if (saved && saved.status !== "closed") {
+      this.attach(saved);
+    } else {
+      // The saved session is gone or closed: start fresh, giving back what was never acknowledged.
+      this.store.update(() => { conversation.sessionId = null; });
+      this._returnUnsent(() => false);
+    }
+    this._renderControls();
+  }
+
+  async _loadHarnesses() {
+    const target = this.store.state.target;
+    this.ui.harness.replaceChildren(el("option", {}, "Finding the CLIs…"));
+    this.ui.harness.disabled = true;
+    try {
+      const harnesses = await api.harnesses(target);
+      if (target !== this.store.state.target) return;
+      this.harnesses = harnesses;
+    } catch (error) {
+      this.harnesses = [];
+      this.showNote(`Could not list the harnesses: ${error.message}`);
+    }
+    const conversation = this.store.conversation;
+    const usable = this.harnesses.filter((h) => h.available);
+    if (!this.harnesses.some((h) => h.id === conversation.harness && h.available) && usable.length) {
+      this.store.update(() => { conversation.harness = usable[0].id; });
+    }
+    const offered = this._harness()?.models || [];
+    if (conversation.model && !offered.some((m) => m.id === conversation.model)) {
+      this.store.update(() => { conversation.model = ""; }); // no longer offered: the CLI's default
+    }
+    const unavailable = this.harnesses.filter((h) => !h.available);
+    if (unavailable.length) {
+      this.showNote(unavailable.map((h) => `${h.label} is unavailable: ${h.error || "not found"}`).join(" "));
+    }
+    this._renderControls();
+  }
+
+  _harness(id = this.session?.harness || this.store.conversation.harness) {
+    return (this.harnesses || []).find((h) => h.id === id);
+  }
+
+  // ---- sessions -------------------------------------------------------------------------------
+
+  attach(record) {
+    this._disconnect();
+    this.session = record;
+    this.transcript = new Transcript();
+    this.firstSnapshot = true;
+    const conversation = this.store.conversation;
+    this.store.update(() => {
+      conversation.sessionId = record.id;
+      conversation.harness = record.harness;
+    });
+    this._render(new Set(["*"]));
+    this.ready = new Promise((resolve) => { this._readyNow = resolve; });
+    this.connection = new ChatConnection(api.socketURL(record.id, this.store.state.target), {
+      onFrame: (frame) => this._onFrame(frame),
+      onState: (state) => this._onConnection(state),
+    });
+    this._renderControls();
+  }
+
+  detach() {
+    this._disconnect();
+    this.session = null;
+    this.transcript = new Transcript();
+    this.store.update(() => { this.store.conversation.sessionId = null; });
+    this._render(new Set(["*"]));
+    this._renderControls();
+    this.ui.textarea.focus();
+  }
+
+  _disconnect() {
+    this.connection?.stop();
+    this.connection = null;
+    this.ui.link.textContent = "";
+  }
+
+  async pickSession(id) {
+    if (!id) return this.detach();
+    const record = this.sessions.find((s) => s.id === id);
+    if (record) this.attach(record);
+  }
+
+  async endSession() {
+    if (!this.session) return;
+    try {
+      this.session = await api.closeSession(this.session.id, this.store.state.target);
+    } catch (error) {
+      this.hint(error.message);
+    }
+    await this._refreshSessions();
+  }
+
+  async resume() {
+    const closed = this.session;
+    if (!closed?.nativeSessionId) return;
+    try {
+      const record = await api.createSession({ harness: closed.harness, target: this.store.state.target,
+                                               model: closed.model || "", resumeId: closed.nativeSessionId });
+      await this._refreshSessions();
+      this.attach(record);
+    } catch (error) {
+      this.hint(error.message);
+    }
+  }
+
+  async _refreshSessions() {
+    try {
+      this.sessions = await api.sessions(this.store.state.target);
+    } catch (error) {
+      this.hint(error.message);
+    }
+    this._renderControls();
+  }
+
+  // ---- frames -----------------------------------------------------------------------------------
+
+  _onFrame(frame) {
+    const t = this.transcript;
+    switch (frame.type) {
+      case "snapshot": {
+        this._setSession(frame.session);
+        t.setPending(frame.pendingRequestIds);
+        t.reset(frame.events || []);
+        this._settleUnsent();
+        this._render(t.takeChanged(), this.firstSnapshot);
+        this.firstSnapshot = false;
+        this._readyNow?.();
+        return;
+      }
+      case "event":
+        t.apply(frame);
+        break;
+      case "state":
+        this._setSession(frame.session);
+        t.setPending(frame.pendingRequestIds);
+        break;
+      case "command_result":
+        t.acknowledge(frame.commandId, frame.delivery, frame.error);
+        this.store.update(() => {
+          this.store.conversation.unsent = this.store.conversation.unsent.filter((u) => u.commandId !== frame.commandId);
+        });
+        break;
+      case "error":
+        t.note("error", frame.message);
+        break;
+      default:
+        return;
+    }
+    this._render(t.takeChanged());
+  }
+
+  _setSession(record) {
+    if (!record || record.id !== this.session?.id) return;
+    this.session = record;
+    const listed = this.sessions.findIndex((s) => s.id === record.id);
+    if (listed === -1) this.sessions.push(record);
+    else this.sessions[listed] = record;
+    this._renderControls();
+  }
+
+  _onConnection({ state, retryInMs, everOpened }) {
+    const link = this.ui.link;
+    if (state === "open") link.textContent = "";
+    else if (state === "connecting") link.textContent = "connecting…";
+    else if (state === "retrying") link.textContent = `reconnecting in ${Math.round(retryInMs / 1000)} s`;
+    else if (state === "closed") link.textContent = "";
+    link.dataset.state = state;
+    if (state === "closed") this._refreshSessions();
+    if (state === "retrying" && !everOpened) this._checkSessionStillThere();
+  }
+
+  async _checkSessionStillThere() {
+    const id = this.session?.id;
+    try {
+      const sessions = await api.sessions(this.store.state.target);
+      this.sessions = sessions;
+      if (id && this.session?.id === id && !sessions.some((s) => s.id === id)) {
+        this.detach();
+        this.showNote("That session is gone (the daemon restarted, or it was replaced by its resume).");
+      }
+    } catch {
+      // the daemon itself is away: keep retrying
+    }
+    this._renderControls();
+  }
+
+  /**
+   * Sends that were never acknowledged: those the history shows arrived are done; those sent
+   * from this page keep their bubble (marked unconfirmed: the socket that would have told is
+   * gone); those from before a reload go back into the composer, for the person to resend.
+   */
+  _settleUnsent() {
+    this._returnUnsent((u) => this.transcript.seen(u.commandId));
+  }
+
+  _returnUnsent(arrived) {
+    const conversation = this.store.conversation;
+    const back = [];
+    for (const u of conversation.unsent) {
+      if (arrived(u)) continue;
+      if (this.transcript.local.has(u.commandId)) this.transcript.acknowledge(u.commandId, "unconfirmed", null);
+      else back.push(u.text);
+    }
+    if (!conversation.unsent.length) return;
+    const draft = [...back, this.composer.text].filter((t) => t.trim()).join("\n\n");
+    this.composer.text = draft;
+    this.store.update(() => {
+      conversation.unsent = [];
+      conversation.draft = draft;
+    });
+  }
+
+  // ---- commands ---------------------------------------------------------------------------------
+
+  async send() {
+    if (this.sending) return;
+    const text = this.composer.text;
+    const attachments = [...this.composer.attachments];
+    if (!text.trim() && !attachments.length) return;
+    this.sending = true;
+    try {
+      if (!this.session || this.session.status === "closed") {
+        const conversation = this.store.conversation;
+        const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
+                                                 model: conversation.model });
+        this.sessions.push(record);
+        this.attach(record);
+      }
+      await this.ready;
+      const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
+      const frame = { type: "send", commandId, text: this.composer.composeText(),
+                      images: attachments.map((a) => ({ dataURL: a.dataURL })) };
+      const model = this.store.conversation.model;
+      if (model !== (this.session.model || "")) frame.model = model;
+      const size = frameBytes(frame);
+      if (size > MAX_FRAME_BYTES) {
+        this.hint(`This message is ${(size / 1048576).toFixed(1)} MiB; a send must fit in 8 MiB. Remove an image or use a smaller area.`);
+        return;
+      }
+      if (!this.connection?.send(frame)) {
+        this.hint("Not connected to the session right now; your message is kept. Send again once it reconnects.");
+        return;
+      }
+      this.transcript.addLocal(commandId, text, attachments.map((a) => a.dataURL));
+      this.store.update(() => {
+        const conversation = this.store.conversation;
+        conversation.unsent.push({ commandId, text });
+        conversation.draft = "";
+      });
+      this.composer.clear();
+      this.hint("");
+      this.view.scrollToBottom();
+      this._render(this.transcript.takeChanged());
+    } catch (error) {
+      this.hint(error.message);
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  interrupt() {
+    if (!this.connection?.send({ type: "interrupt" })) this.hint("Not connected; the interrupt was not sent.");
+  }
+
+  respond(item, result, said) {
+    if (this.connection?.send({ type: "respond", requestId: item.requestId, result })) {
+      this.transcript.answered(item.requestId, said); // kept in memory only, never stored
+      this._render(this.transcript.takeChanged());
+    } else {
+      this.hint("Not connected; answer again once it reconnects.");
+    }
+  }
+
+  async screenshot() {
+    let canvas;
+    try {
+      canvas = await capturePage((hidden) => { this.host.style.visibility = hidden ? "hidden" : ""; });
+    } catch (error) {
+      this.hint(`No screenshot: ${error.message || error}`);
+      return;
+    }
+    const chosen = await chooseArea(this.ui.layer, canvas);
+    if (chosen) this.composer.add(chosen);
+    this.ui.textarea.focus();
+  }
+
+  // ---- pickers and placement -----------------------------------------------------------------
+
+  pickHarness(id) {
+    this.store.update(() => {
+      this.store.conversation.harness = id;
+      this.store.conversation.model = "";
+    });
+    this._renderControls();
+  }
+
+  pickModel(id) {
+    this.store.update(() => { this.store.conversation.model = id; });
+  }
+
+  async setTarget(target) {
+    if (!TARGETS.includes(target)) return;
+    this.store.update((s) => { s.target = target; });
+    await this._enterTarget();
+  }
+
+  setOpen(open) {
+    this.store?.update((s) => { s.open = open; });
+    this.ui.panel.hidden = !open;
+    this.ui.launcher.hidden = open;
+    if (open) {
+      this.view.scrollToBottom();
+      this.ui.textarea.focus({ preventScroll: true });
+    }
+  }
+
+  flipSide() {
+    this.store.update((s) => { s.side = s.side === "right" ? "left" : "right"; });
+    this.savePosition(null); // docked again, on the other side
+  }
+
+  async savePosition(position) {
+    this._applyPlacement(position);
+    try {
+      await api.savePosition(position);
+    } catch (error) {
+      if (error.status !== 404) this.hint(`The position was not saved: ${error.message}`);
+    }
+  }
+
+  _applyPlacement(position) {
+    const side = this.store?.state.side || "right";
+    this.host.dataset.side = side;
+    const panel = this.ui.panel;
+    if (position) {
+      const rect = panel.getBoundingClientRect();
+      const { left, top } = clampPosition(position, rect.width || 420, rect.height || 600);
+      Object.assign(panel.style, { left: `${left}px`, top: `${top}px`, right: "auto", bottom: "auto" });
+      panel.dataset.placed = "yes";
+    } else {
+      Object.assign(panel.style, { left: "", top: "", right: "", bottom: "" });
+      panel.dataset.placed = "no";
+    }
+  }
+
+  // ---- rendering --------------------------------------------------------------------------------
+
+  _render(changed, restoreScroll = false) {
+    this.pendingChanges = this.pendingChanges || new Set();
+    for (const key of changed) this.pendingChanges.add(key);
+    this.restoreScroll = this.restoreScroll || restoreScroll;
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    // One render per frame, however many deltas arrived: streaming stays cheap.
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      const pending = this.pendingChanges;
+      this.pendingChanges = new Set();
+      this.view.render(this.transcript.list(), pending);
+      if (this.restoreScroll) {
+        this.restoreScroll = false;
+        const scroll = this.store?.conversation.scroll;
+        if (scroll) this.view.restore(scroll.fromBottom);
+        else this.view.scrollToBottom();
+      }
+      this._renderControls();
+    });
+  }
+
+  _saveScrollSoon() {
+    clearTimeout(this.scrollTimer);
+    this.scrollTimer = setTimeout(() => {
+      if (!this.store || !this.session) return;
+      const fromBottom = this.view.fromBottom();
+      this.store.update(() => { this.store.conversation.scroll = fromBottom < 40 ? null : { fromBottom }; });
+    }, 150);
+  }
+
+  _renderControls() {
+    const u = this.ui;
+    const status = this.session?.status || "none";
+    u.badge.dataset.status = status;
+    u.badge.textContent = STATUS_TEXT[status] || status;
+    u.launcher.dataset.status = status;
+    const conversation = this.store?.conversation;
+    if (!conversation) return;
+
+    if (this.harnesses) {
+      const current = this.session?.harness || conversation.harness;
+      u.harness.replaceChildren(...this.harnesses.map((h) => el("option", {
+        value: h.id, disabled: !h.available, title: h.available ? "" : h.error || "unavailable",
+      }, h.available ? h.label : `${h.label} (unavailable)`)));
+      u.harness.value = current;
+      u.harness.disabled = Boolean(this.session && this.session.status !== "closed");
+      const models = this._harness(current)?.models || [];
+      u.model.replaceChildren(el("option", { value: "" }, "Default model"),
+        ...models.map((m) => el("option", { value: m.id, title: m.description }, m.label)));
+      u.model.value = models.some((m) => m.id === conversation.model) ? conversation.model : "";
+    }
+
+    const options = [el("option", { value: "" }, "New conversation")];
+    for (const s of this.sessions) {
+      options.push(el("option", { value: s.id },
+        `${HARNESS_LABEL[s.harness] || s.harness} · ${STATUS_TEXT[s.status] || s.status} · ${s.id.slice(0, 8)}`));
+    }
+    u.sessionPick.replaceChildren(...options);
+    u.sessionPick.value = this.session?.id || "";
+    u.endButton.hidden = !this.session || status === "closed";
+    u.resumeButton.hidden = status !== "closed" || !this.session?.nativeSessionId;
+    u.newButton.hidden = !this.session;
+    u.stop.hidden = !RUNNING.includes(status);
+    const label = HARNESS_LABEL[this.session?.harness || conversation.harness] || "the agent";
+    u.textarea.placeholder = status === "closed"
+      ? "This session is closed: Resume it, or write to start a new one"
+      : `Message ${label} (Enter sends, Shift+Enter for a new line)`;
+  }
+
+  showNote(text) {
+    this.ui.note.textContent = text;
+    this.ui.note.hidden = !text;
+  }
+
+  hint(text) {
+    this.ui.hint.textContent = text;
+    this.ui.hint.title = text;
+  }
+}

@@ -1,0 +1,240 @@
+// Renders the conversation's items into the panel. Only the tail is in the DOM (PAGE items,
+// more while the conversation streams at the bottom); scrolling to the top pages older items
+// in, keeping what is on screen in place. Nodes are keyed by item, so a delta re-renders one
+// node, and a snapshot after a reconnect replaces nodes in place instead of flashing.
+
+import { el } from "./dom.js";
+
+export const PAGE = 60;
+const LONG_LINES = 12;
+const LONG_CHARS = 1500;
+const BOTTOM_SLACK = 40; // px from the bottom that still counts as "following the conversation"
+
+export class ConversationView {
+  constructor(scroller, list, actions) {
+    this.scroller = scroller;
+    this.list = list;
+    this.actions = actions; // respond(item, result, label)
+    this.nodes = new Map(); // key -> element
+    this.items = [];
+    this.start = 0;
+    this.onScrolled = null;
+    scroller.addEventListener("scroll", () => {
+      if (this.scroller.scrollTop < 80 && this.start > 0) this.loadOlder();
+      this.onScrolled?.();
+    });
+  }
+
+  get rendered() {
+    return this.items.length - this.start;
+  }
+
+  atBottom() {
+    const s = this.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < BOTTOM_SLACK;
+  }
+
+  fromBottom() {
+    const s = this.scroller;
+    return Math.max(0, s.scrollHeight - s.scrollTop - s.clientHeight);
+  }
+
+  /** items: every item in order; changed: keys to re-render ("*": all). */
+  render(items, changed) {
+    const following = this.atBottom();
+    const everything = changed.has("*");
+    const keepRendered = Math.max(PAGE, this.rendered);
+    this.items = items;
+    if (everything) this.start = Math.max(0, items.length - keepRendered);
+    else if (following && this.rendered > 2 * PAGE) this.start = items.length - PAGE; // bound the DOM
+    this.start = Math.min(this.start, Math.max(0, items.length - 1));
+    this._sync(everything ? null : changed);
+    if (following) this.scrollToBottom();
+  }
+
+  scrollToBottom() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  loadOlder() {
+    const before = this.scroller.scrollHeight;
+    this.start = Math.max(0, this.start - PAGE);
+    this._sync(new Set());
+    this.scroller.scrollTop += this.scroller.scrollHeight - before; // what was on screen stays put
+  }
+
+  /** Puts the view `fromBottom` px above the bottom, paging older items in as needed. */
+  restore(fromBottom) {
+    const s = this.scroller;
+    while (this.start > 0 && s.scrollHeight - s.clientHeight < fromBottom) {
+      this.start = Math.max(0, this.start - PAGE);
+      this._sync(new Set());
+    }
+    s.scrollTop = s.scrollHeight - s.clientHeight - fromBottom;
+  }
+
+  _sync(changed) {
+    const wanted = this.items.slice(this.start);
+    const keys = new Set(wanted.map((item) => item.key));
+    for (const [key, node] of this.nodes) {
+      if (!keys.has(key)) {
+        node.remove();
+        this.nodes.delete(key);
+      }
+    }
+    let cursor = this.list.firstChild;
+    for (const item of wanted) {
+      let node = this.nodes.get(item.key);
+      if (!node || changed === null || changed.has(item.key)) {
+        const fresh = renderItem(item, this.actions);
+        if (node) node.replaceWith(fresh);
+        if (node === cursor) cursor = fresh;
+        node = fresh;
+        this.nodes.set(item.key, node);
+      }
+      if (node !== cursor) this.list.insertBefore(node, cursor);
+      else cursor = cursor.nextSibling;
+    }
+  }
+}
+
+// ---- items ------------------------------------------------------------------------------------
+
+const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
+
+function renderItem(item, actions) {
+  const node = RENDERERS[item.kind]?.(item, actions) || el("div", { class: "item notice" }, item.kind);
+  node.dataset.key = item.key;
+  if (item.sub) node.classList.add("sub");
+  return node;
+}
+
+const RENDERERS = {
+  user: (item) => el("div", { class: "item user" },
+    el("div", { class: "bubble" },
+      item.text === null
+        ? el("em", {}, "A message the agent has not picked up yet; its text shows when it does.")
+        : item.text,
+      item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" }))) : null),
+    el("div", { class: "delivery", dataset: { state: item.delivery.state } }, item.delivery.text)),
+
+  assistant: (item) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` },
+    item.text, item.aborted ? el("span", { class: "muted" }, " (interrupted)") : null),
+
+  thinking: (item) => el("details", { class: "item thinking" },
+    el("summary", {}, item.streaming ? "Thinking…" : "Thinking"), el("div", { class: "pre" }, item.text)),
+
+  tool: (item) => {
+    const input = item.input ?? (item.inputText || null);
+    const status = item.streaming ? "running" : item.isError ? "error" : "done";
+    const label = item.status && item.status !== "completed" ? item.status : status === "running" ? "running…" : status;
+    return el("div", { class: "item tool", dataset: { status } },
+      el("div", { class: "tool-head" }, el("strong", {}, item.name || "tool"), el("span", { class: "summary" }, summarize(input)),
+        el("span", { class: "state" }, item.exitCode != null && item.exitCode !== 0 ? `${label} (exit ${item.exitCode})` : label)),
+      block("Input", input), item.output !== null && item.output !== undefined ? block("Output", item.output) : null);
+  },
+
+  approval: (item, actions) => {
+    const who = HARNESS_LABEL[item.harness] || item.harness;
+    const choices = item.harness === "codex"
+      ? [["Accept", { decision: "accept" }, "accepted"], ["Accept for session", { decision: "acceptForSession" }, "accepted for the session"],
+         ["Decline", { decision: "decline" }, "declined"]]
+      : [["Allow", { behavior: "allow", updatedInput: item.input }, "allowed"],
+         ...(item.sessionRules?.length ? [["Allow for session", { behavior: "allow", updatedInput: item.input,
+           updatedPermissions: item.sessionRules.map((rule) => ({ ...rule, destination: "session" })) }, "allowed for the session"]] : []),
+         ["Deny", { behavior: "deny", message: "The person denied this in the devhost panel." }, "denied"]];
+    const open = item.pending && !item.answer && !item.withdrawn && !item.resolved && !item.unsupported;
+    return el("div", { class: "item approval", dataset: { open: open ? "yes" : "no" } },
+      el("div", { class: "approval-head" }, `${who} asks: ${item.title}`),
+      item.detail ? el("div", { class: "muted" }, item.detail) : null,
+      block("Details", item.input, true),
+      open ? el("div", { class: "buttons" }, choices.map(([label, result, said]) =>
+        el("button", { type: "button", class: label.startsWith("Deny") || label.startsWith("Decline") ? "deny" : "allow",
+                       onclick: () => actions.respond(item, result, said) }, label)))
+        : el("div", { class: "muted answer" }, requestState(item)));
+  },
+
+  question: (item, actions) => {
+    const open = item.pending && !item.answer && !item.withdrawn && !item.resolved;
+    const form = el("form", { class: "item question", dataset: { open: open ? "yes" : "no" } },
+      el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks`));
+    item.questions.forEach((q, index) => {
+      const name = `q${index}`;
+      form.append(el("fieldset", { disabled: !open },
+        el("legend", {}, q.header ? `${q.header}: ${q.text}` : q.text),
+        q.options.map((option) => el("label", { class: "option" },
+          el("input", { type: q.multiple ? "checkbox" : "radio", name, value: option.label }),
+          el("span", {}, option.label), option.description ? el("small", {}, ` ${option.description}`) : null)),
+        el("input", { type: q.secret ? "password" : "text", name: `${name}-other`, placeholder: "Or type an answer" })));
+    });
+    if (open) {
+      form.append(el("div", { class: "buttons" }, el("button", { type: "submit", class: "allow" }, "Answer")));
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        const data = new FormData(form);
+        const answers = item.questions.map((q, index) => {
+          const picked = data.getAll(`q${index}`).map(String);
+          const other = String(data.get(`q${index}-other`) || "").trim();
+          return other ? [...picked, other] : picked;
+        });
+        actions.respond(item, answerFor(item, answers), "answered");
+      });
+    } else {
+      form.append(el("div", { class: "muted answer" }, requestState(item)));
+    }
+    return form;
+  },
+
+  error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
+  notice: (item) => el("div", { class: "item notice" }, item.text),
+};
+
+function answerFor(item, answers) {
+  if (item.harness === "codex") {
+    return { answers: Object.fromEntries(item.questions.map((q, i) => [q.id, { answers: answers[i] }])) };
+  }
+  return { behavior: "allow", updatedInput: { ...item.input,
+    answers: Object.fromEntries(item.questions.map((q, i) => [q.text, answers[i].join(", ")])) } };
+}
+
+function requestState(item) {
+  if (item.answer) return `You ${item.answer}.`;
+  if (item.withdrawn) return "Withdrawn: the turn was interrupted.";
+  if (item.unsupported) return "";
+  if (item.resolved || !item.pending) return "No longer waiting for an answer.";
+  return "";
+}
+
+function summarize(input) {
+  if (input === null || input === undefined) return "";
+  if (typeof input === "string") return oneLine(input);
+  const value = input.command ?? input.file_path ?? input.path ?? input.pattern ?? input.url ?? input.description
+    ?? (Array.isArray(input.changes) ? input.changes.map((c) => c.path).join(", ") : null);
+  return oneLine(typeof value === "string" ? value : JSON.stringify(input));
+}
+
+function oneLine(text) {
+  const line = String(text).split("\n")[0];
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
+}
+
+/** A labelled block of text; a long one starts collapsed behind its first lines. */
+function block(label, value, open = false) {
+  if (value === null || value === undefined || value === "") return null;
+  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  const lines = text.split("\n").length;
+  if (lines <= LONG_LINES && text.length <= LONG_CHARS) {
+    return el("div", { class: "block" }, el("div", { class: "label" }, label), el("pre", {}, text));
+  }
+  const details = el("details", { class: "block long", open: open && text.length <= 4 * LONG_CHARS },
+    el("summary", {}, `${label} (${lines} lines)`));
+  // The full text is built only when opened: a huge tool output costs nothing until read.
+  const fill = () => {
+    if (details.querySelector("pre")) return;
+    details.append(el("pre", {}, text));
+  };
+  if (details.open) fill();
+  details.addEventListener("toggle", fill);
+  return details;
+}
+
