@@ -43,7 +43,9 @@ class CoreChat(Chat):
         self._resuming_on = resuming_on
         self._attached: dict[int, object] = {}
         self._joiner = DeltaJoiner()
-        self._generation_of_items = 0  # changes at a clear: history cursors of before expire
+        # The seq of the last clear's reset (kept on disk as resetSeq): history cursors of before
+        # expire, also after a restart.
+        self._generation_of_items = 0
         self._flush_timer = None
         self._frozen = False
         self._last_signature = None
@@ -55,9 +57,12 @@ class CoreChat(Chat):
             info = (record or {}).get("info") or new_info(chat_id, harness.HARNESS_ID, cwd, model, runtime_mode)
             self._thread = Thread(info, (record or {}).get("items"))
             self._seq = (record or {}).get("seq", 0)
+            self._generation_of_items = (record or {}).get("resetSeq", 0)
             for line in log:
                 self._thread.apply(line["event"])
                 self._seq = line["seq"]
+                if line["event"].get("type") == "reset":
+                    self._generation_of_items = line["seq"]
             self._fresh = False
         else:
             self._thread = Thread(new_info(chat_id, harness.HARNESS_ID, cwd, model, runtime_mode, resume))
@@ -182,7 +187,7 @@ class CoreChat(Chat):
 
     def approve(self, request_id, decision: str, message: str | None = None) -> dict:
         item = self._thread.item(f"approval-{request_id}")
-        if item is None or item.get("decision") != "pending" or request_id not in self._pending:
+        if item is None or item.get("decision") != "pending" or self._native(request_id) not in self._pending:
             raise q.CoreError("request-not-found", f"Nothing waits for approval {request_id}")
         if decision == "allow-always" and not item.get("canAllowAlways"):
             raise q.CoreError("bad-request", "This request offers no rule to always allow; answer allow or deny")
@@ -193,7 +198,7 @@ class CoreChat(Chat):
 
     def answer(self, request_id, answers: dict) -> dict:
         item = self._thread.item(f"question-{request_id}")
-        if item is None or item.get("state") != "pending" or request_id not in self._pending:
+        if item is None or item.get("state") != "pending" or self._native(request_id) not in self._pending:
             raise q.CoreError("request-not-found", f"No question waits under {request_id}")
         native = self._projector.answer_question(request_id, item["questions"], answers)
         self._answer_native(request_id, native)
@@ -219,12 +224,12 @@ class CoreChat(Chat):
             raise q.CoreError("chat-busy", f"Chat {self._id} is still working on the previous message")
         self._retire_cli()
         self._native_id = None
-        self._generation_of_items += 1
         info = self._thread.info
         info.update(agentSessionId=None, running=False, activeTurnId=None, queue=[], queuePaused=False,
                     slashCommands=[], model=None)
         info["usage"]["contextTokens"] = 0
         self._emit(self._thread.reset())
+        self._generation_of_items = self._seq
         self._emit(self._thread.refresh_info())
         self._write_record()
         return {}
@@ -262,9 +267,14 @@ class CoreChat(Chat):
         model, self._pending_model = self._pending_model, None
         self.send(0, Send(str(uuid.uuid4()), text, model), "")
 
+    def _native(self, request_id):
+        """The CLI's own id of a request the thread names (Codex's restart from 0 in every process)."""
+        return self._projector.native(request_id) if self._projector is not None else None
+
     def _answer_native(self, request_id, answer: dict) -> None:
-        kind = self._pending.pop(request_id)
-        self._write(self._driver.respond_frames(request_id, answer, kind))
+        native = self._native(request_id)
+        kind = self._pending.pop(native)
+        self._write(self._driver.respond_frames(native, answer, kind))
         self._projector.settled(request_id)
         self._publish_state()
 
@@ -405,7 +415,8 @@ class CoreChat(Chat):
 
     def _write_record(self) -> None:
         try:
-            self._store.write_record(self._id, {**self._thread.snapshot(), "seq": self._seq, "resetSeq": 0})
+            self._store.write_record(self._id, {**self._thread.snapshot(), "seq": self._seq,
+                                                "resetSeq": self._generation_of_items})
         except OSError as exc:
             chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
 

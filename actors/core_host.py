@@ -66,7 +66,11 @@ class CoreHost(pykka.ThreadingActor):
         chat_id = payload["chatId"]
         if chat_id in self._chats:
             return self._infos[chat_id]  # create is idempotent per id
-        if self._store.exists(chat_id):
+        try:
+            stored_already = self._store.exists(chat_id)
+        except ValueError as exc:  # an id no file can be named after: nothing of it could be kept
+            raise CoreError("bad-request", str(exc)) from None
+        if stored_already:
             try:
                 stored = self._store.load(chat_id)
             except ChatUnreadable as exc:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 from storage.atomic import write_json_atomically
 
 FOLD_LOG_BYTES = 1 << 20  # past this the log is folded into a new record
+MAX_NAME = 255 - len(".json")  # an encoded id plus its longest suffix must fit a file name (NAME_MAX)
 
 
 class ChatUnreadable(Exception):
@@ -25,8 +26,13 @@ class ChatUnreadable(Exception):
 
 
 def encode_id(chat_id: str) -> str:
-    encoded = quote(chat_id, safe="")
+    """The file name stem of a chat; ValueError for an id too long to name a file at all."""
+    # surrogatepass: an id from JSON may hold a lone surrogate; it still gets a name of its own
+    encoded = quote(chat_id.encode("utf-8", "surrogatepass"), safe="")
     # "." and ".." stay as they are under quote(); a prefix keeps every name an ordinary file name.
+    if len("c-" + encoded) > MAX_NAME:
+        raise ValueError(f"the chat id is too long to be stored ({len(encoded)} characters once encoded, "
+                         f"at most {MAX_NAME - 2})")
     return "c-" + encoded
 
 
@@ -103,7 +109,7 @@ class ChatStore:
         for name in names:
             for suffix in (".json", ".log"):
                 if name.startswith("c-") and name.endswith(suffix):
-                    ids.add(unquote(name[2:-len(suffix)]))
+                    ids.add(unquote(name[2:-len(suffix)], errors="surrogatepass"))
         return sorted(ids)
 
 

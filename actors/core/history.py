@@ -15,7 +15,9 @@ def page(items: list[dict], generation: int, cursor: str | None, limit: int = PA
     end = len(items)
     if cursor is not None:
         generation_text, _, start_text = cursor.partition(":")
-        if generation_text != str(generation) or not start_text.isdigit() or int(start_text) > len(items):
+        # isascii: "²" and "٣" are digits to isdigit() but not cursors this module wrote
+        if generation_text != str(generation) or not (start_text.isascii() and start_text.isdigit()) \
+                or int(start_text) > len(items):
             raise CoreError("history-expired", "The conversation changed. Reload its history.")
         end = int(start_text)
     start, size = end, 0

@@ -8,6 +8,9 @@ the turns are made by the host, not here.
 
 It also answers the native form of an approval or a question: ``answer_approval`` and
 ``answer_question`` build the CLI's own reply from a decision (allow / allow-always / deny).
+A request's id in the thread (``requestId``) is unique across processes; ``native`` gives the
+CLI's own id back (Claude Code's are unique already; Codex numbers its requests from 0 in
+every process, so its ids in the thread carry the generation too).
 """
 from __future__ import annotations
 
@@ -153,6 +156,10 @@ class ClaudeProjector:
         tool_input["answers"] = by_text
         return {"behavior": "allow", "updatedInput": tool_input}
 
+    def native(self, request_id):
+        """The CLI's own id of a request still open in this process (None otherwise)."""
+        return request_id if request_id in self._requests else None
+
     def settled(self, request_id) -> None:
         self._requests.pop(request_id, None)
 
@@ -162,6 +169,7 @@ class CodexProjector:
 
     def __init__(self, generation: str):
         self.gen = generation
+        self._natives: dict[str, object] = {}  # requestId in the thread -> the CLI's own id
 
     def _id(self, ref) -> str:
         return f"{self.gen}:{ref}"
@@ -184,7 +192,9 @@ class CodexProjector:
             return [("upsert", {"id": self._id(params.get("itemId")), "kind": "tool",
                                 "progress": {"output": params.get("delta")}})]
         if method == "serverRequest/resolved":
-            return [("resolved", params.get("requestId"))]
+            request_id = self._id(params.get("requestId"))
+            self._natives.pop(request_id, None)
+            return [("resolved", request_id)]
         return []
 
     def _skeleton(self, kind: str, ref) -> dict:
@@ -217,7 +227,10 @@ class CodexProjector:
             return [("upsert", {"id": self._id(ref), "kind": "compaction", "preTokens": None})]
         return []
 
-    def _request(self, request_id, method: str, params: dict) -> list[tuple]:
+    def _request(self, native, method: str, params: dict) -> list[tuple]:
+        request_id = self._id(native)  # a restarted CLI asks "0" again: the generation keeps them apart
+        if method == "item/tool/requestUserInput" or method.endswith("/requestApproval"):
+            self._natives[request_id] = native
         if method == "item/tool/requestUserInput":
             questions = [{"id": q.get("id", str(i)), "header": q.get("header", ""), "question": q.get("question", ""),
                           "choices": [{"label": o.get("label", ""), "description": o.get("description", "")}
@@ -242,8 +255,12 @@ class CodexProjector:
         return {"answers": {q["id"]: {"answers": [answers[q["id"]]] if q["id"] in answers else []}
                             for q in questions}}
 
+    def native(self, request_id):
+        """The CLI's own id of a request still open in this process (None otherwise)."""
+        return self._natives.get(request_id) if isinstance(request_id, str) else None
+
     def settled(self, request_id) -> None:
-        pass
+        self._natives.pop(request_id, None)
 
 
 PROJECTORS = {"claude-code": ClaudeProjector, "codex": CodexProjector}
