@@ -21,8 +21,8 @@ export async function capturePage(hide) {
     });
     const video = el("video", { muted: true, playsinline: true });
     video.srcObject = stream;
-    await video.play();
-    if (video.requestVideoFrameCallback) await new Promise((resolve) => video.requestVideoFrameCallback(resolve));
+    await video.play(); // resolves once a frame is there; a tab that does not change sends no more
+    if (!video.videoWidth) await new Promise((resolve) => video.addEventListener("resize", resolve, { once: true }));
     const canvas = el("canvas", { width: video.videoWidth, height: video.videoHeight });
     canvas.getContext("2d").drawImage(video, 0, 0);
     return canvas;

@@ -276,16 +276,15 @@ export class Transcript {
       return;
     }
     if (!Array.isArray(content)) return;
-    content.forEach((block, index) => {
+    content.forEach((block) => {
       if (block?.type === "tool_result") {
         const tool = this._tool(`tool:${block.tool_use_id}`, "tool");
         tool.output = toolOutput(block.content);
         tool.isError = block.is_error === true;
         tool.done = true;
         tool.streaming = false;
-      } else if (block?.type === "text" && /^\[Request interrupted/.test(block.text || "")) {
-        this._noteItem(`int:${this.sequence}:${index}`, "notice", block.text.replace(/^\[|\]$/g, ""));
       }
+      // "[Request interrupted by user]" markers are not shown: the turn's result says it once.
     });
   }
 

@@ -138,6 +138,7 @@ export class Panel {
     this._applyPlacement(await api.position());
     this.setOpen(this.store.state.open);
     await this._enterTarget();
+    this.booted = true; // for tests and tools: the panel has found its state and sessions
   }
 
   async _enterTarget() {

@@ -218,10 +218,19 @@ function oneLine(text) {
   return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
+/** Flat objects (most tool inputs) as "key: value" lines; anything nested as JSON. */
+function readable(value) {
+  if (typeof value === "string") return value;
+  const flat = value && typeof value === "object" && !Array.isArray(value)
+    && Object.values(value).every((v) => v === null || ["string", "number", "boolean"].includes(typeof v));
+  if (!flat) return JSON.stringify(value, null, 2);
+  return Object.entries(value).map(([key, v]) => `${key}: ${v}`).join("\n");
+}
+
 /** A labelled block of text; a long one starts collapsed behind its first lines. */
 function block(label, value, open = false) {
   if (value === null || value === undefined || value === "") return null;
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  const text = readable(value);
   const lines = text.split("\n").length;
   if (lines <= LONG_LINES && text.length <= LONG_CHARS) {
     return el("div", { class: "block" }, el("div", { class: "label" }, label), el("pre", {}, text));
