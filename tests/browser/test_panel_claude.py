@@ -1,0 +1,298 @@
+"""The chat panel in Chromium, on the person's own (proxied) page, with the real Claude Code CLI."""
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+from playwright.sync_api import expect
+
+from tests.browser.panel import Panel, images_sent, kill_connections_to, png, png_size
+from tests.mock_anthropic import message_text, text_reply, tool_use_reply
+
+LAYOUT = """() => {
+  const box = (s) => { const r = document.querySelector(s).getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; };
+  return { title: box('#title'), box: box('#box'), status: box('#ws-status'),
+           font: getComputedStyle(document.querySelector('#box')).fontFamily,
+           body: [document.body.scrollWidth, document.body.scrollHeight, document.body.children.length],
+           scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight] };
+}"""
+
+
+def test_the_panel_sits_on_the_proxied_page_without_moving_it_and_the_apps_socket_works(page, daemon, upstream, shots):
+    page.goto(upstream.url + "/")  # the app itself, not through devhostd
+    alone = page.evaluate(LAYOUT)
+    panel = Panel(page, daemon).load()
+    expect(page.locator("#ws-status")).to_have_text("ws: open")  # the app's hot-reload socket, tunnelled
+    expect(page.locator("#ws-echo")).to_have_text("hello pong:1 ")
+    assert page.evaluate(LAYOUT) == alone
+    shots(page, "01-page-with-launcher")
+    panel.open()
+    assert page.evaluate(LAYOUT) == alone
+    # The page's `div { font-family: serif !important; color: red }` does not reach the panel.
+    style = page.evaluate("""() => { const s = getComputedStyle(document.querySelector('devhost-chat')
+                             .shadowRoot.querySelector('.panel .title')); return [s.fontFamily, s.color]; }""")
+    assert "system-ui" in style[0] and style[1] != "rgb(255, 0, 0)"
+    expect(panel.find(".badge")).to_have_text("no session")
+    shots(page, "02-panel-open")
+    # A hostname without an app gets a plain page with the same panel.
+    other = Panel(page, daemon, "other.localhost").open()
+    expect(page.locator("h1")).to_contain_text("other.localhost")
+    expect(other.find(".panel")).to_be_visible()
+
+
+def test_a_conversation_streams_in_with_the_delivery_state_of_the_message(page, daemon, mock, shots):
+    words = [f"word{n} " for n in range(30)]
+    mock.add(text_reply(*words, delay=0.1), text_reply("Second answer."))
+    panel = Panel(page, daemon).open()
+    panel.send("hello there")
+    expect(panel.items("user")).to_contain_text("hello there")
+    streaming = panel.find(".item.assistant.streaming")
+    expect(streaming).to_contain_text("word3")  # part of the reply is on screen before the rest
+    panel.expect_status("running")
+    expect(panel.find(".stop")).to_be_visible()
+    expect(panel.items("assistant")).to_have_text("".join(words).rstrip())
+    panel.expect_status("idle")
+    expect(panel.find(".stop")).to_be_hidden()
+    expect(panel.find(".delivery")).to_have_text("started")
+    assert "hello there" in message_text(mock.requests[0])
+    panel.send("and again")
+    expect(panel.items("assistant").nth(1)).to_have_text("Second answer.")
+    assert panel.texts()[0].startswith("hello there")  # devhost's appended prompt is not shown
+    assert "Instructions from devhost" not in " ".join(panel.texts())
+    shots(page, "03-conversation")
+
+
+def test_an_approval_clicked_allow_and_another_clicked_deny(page, daemon, mock, stack, shots):
+    mock.add(tool_use_reply("Bash", {"command": "touch allowed.txt", "description": "Create allowed.txt"}),
+             text_reply("Made it."),
+             tool_use_reply("Bash", {"command": "touch denied.txt", "description": "Create denied.txt"}),
+             text_reply("Understood, I did not."))
+    panel = Panel(page, daemon).open()
+    panel.send("make the first file")
+    panel.expect_status("requires_action")
+    approval = panel.items("approval")
+    expect(approval).to_contain_text("touch allowed.txt")
+    shots(page, "04-approval")
+    approval.get_by_role("button", name="Allow", exact=True).click()
+    expect(panel.items("assistant").last).to_have_text("Made it.")
+    expect(approval).to_contain_text("You allowed.")
+    expect(panel.items("tool").first).to_have_attribute("data-status", "done")
+    assert (stack / "project" / "allowed.txt").exists()
+
+    panel.send("now the second")
+    expect(panel.items("approval").nth(1).get_by_role("button", name="Deny")).to_be_visible()
+    panel.items("approval").nth(1).get_by_role("button", name="Deny").click()
+    expect(panel.items("assistant").last).to_have_text("Understood, I did not.")
+    expect(panel.items("tool").nth(1)).to_have_attribute("data-status", "error")
+    panel.expect_status("idle")
+    assert not (stack / "project" / "denied.txt").exists()
+    assert "denied this in the devhost panel" in message_text(mock.requests[3])
+
+
+def test_interrupt_stops_the_turn(page, daemon, mock, shots):
+    mock.add(text_reply(*["slow "] * 80, delay=0.2))
+    panel = Panel(page, daemon).open()
+    panel.send("tell me a long story")
+    expect(panel.find(".item.assistant.streaming")).to_contain_text("slow")
+    panel.find(".stop").click()
+    expect(panel.items("notice")).to_contain_text("Interrupted.")
+    panel.expect_status("idle")
+    expect(panel.find(".stop")).to_be_hidden()
+    expect(panel.find(".item.assistant.streaming")).to_have_count(0)
+    assert len(mock.requests) == 1
+
+
+def test_a_pasted_image_is_sent_with_the_message(page, browser, daemon, mock, shots):
+    browser.grant_permissions(["clipboard-read", "clipboard-write"])
+    mock.add(text_reply("A red rectangle."))
+    panel = Panel(page, daemon).open()
+    image = base64.b64encode(png(37, 23)).decode()
+    page.evaluate("""async (data) => {
+        const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+        await navigator.clipboard.write([new ClipboardItem({"image/png": new Blob([bytes], {type: "image/png"})})]);
+    }""", image)
+    panel.find("textarea").click()
+    page.keyboard.press("Control+V")
+    expect(panel.find(".tray .thumb")).to_have_count(1)
+    panel.find("textarea").fill("what is in this image?")
+    shots(page, "05-pasted-image")
+    panel.find(".send").click()
+    expect(panel.items("assistant")).to_have_text("A red rectangle.")
+    expect(panel.find(".tray .thumb")).to_have_count(0)
+    expect(panel.items("user").locator("img")).to_have_count(1)  # the bubble shows what was sent
+    [sent] = images_sent(mock.requests[0])
+    assert png_size(sent) == (37, 23)
+    assert "what is in this image?" in message_text(mock.requests[0])
+
+
+def test_a_screenshot_area_is_sent_with_its_position_and_cancel_keeps_the_draft(page, daemon, mock, shots):
+    mock.add(text_reply("That is the blue box."))
+    panel = Panel(page, daemon).open()
+    panel.find("textarea").fill("what is this box?")
+    # Cancelling the preview keeps the draft and adds nothing.
+    panel.find(".shot").click()
+    expect(panel.find(".hint")).to_have_text("")
+    expect(panel.find(".preview")).to_be_visible()
+    panel.find(".preview").get_by_role("button", name="Cancel").click()
+    expect(panel.find(".preview")).to_have_count(0)
+    expect(panel.find("textarea")).to_have_value("what is this box?")
+    expect(panel.find(".tray .thumb")).to_have_count(0)
+
+    panel.find(".shot").click()
+    shot = panel.find(".stage img")
+    expect(shot).to_be_visible()
+    frame = shot.bounding_box()
+    k = frame["width"] / 1280  # the preview is scaled to fit; the page is 1280 CSS px wide
+    page.mouse.move(frame["x"] + 40 * k, frame["y"] + 60 * k)
+    page.mouse.down()
+    page.mouse.move(frame["x"] + 200 * k, frame["y"] + 120 * k, steps=5)
+    page.mouse.move(frame["x"] + 340 * k, frame["y"] + 180 * k, steps=5)
+    page.mouse.up()
+    shots(page, "06-screenshot-area")
+    panel.find(".preview").get_by_role("button", name="Attach area").click()
+    expect(panel.find(".tray .thumb")).to_have_count(1)
+    expect(panel.find("textarea")).to_have_value("what is this box?")
+    panel.find(".send").click()
+    expect(panel.items("assistant")).to_have_text("That is the blue box.")
+    [sent] = images_sent(mock.requests[0])
+    text = message_text(mock.requests[0])
+    area = re.search(r"x=(\d+), y=(\d+), (\d+)×(\d+) of the full 1280×800 screenshot", text)
+    assert area, text
+    x, y, width, height = map(int, area.groups())
+    assert abs(x - 40) <= 2 and abs(y - 60) <= 2 and abs(width - 300) <= 3 and abs(height - 120) <= 3
+    assert png_size(sent) == (width, height)  # only the crop was sent, at the page's pixel ratio 1
+
+
+def test_a_reload_mid_turn_restores_the_conversation_and_the_unsent_draft(page, daemon, mock):
+    words = [f"w{n} " for n in range(40)]
+    mock.add(text_reply(*words, delay=0.15))
+    panel = Panel(page, daemon).open()
+    panel.send("first question")
+    expect(panel.find(".item.assistant.streaming")).to_contain_text("w2")
+    panel.find("textarea").fill("my unsent draft")
+    page.reload()
+    expect(panel.find(".panel")).to_be_visible()  # it was open: it opens again
+    expect(panel.find("textarea")).to_have_value("my unsent draft")
+    expect(panel.items("user")).to_have_text(re.compile("^first question"))
+    expect(panel.items("assistant")).to_have_text("".join(words).rstrip())  # once, complete
+    panel.expect_status("idle")
+    assert len(panel.texts()) == 2, panel.texts()
+
+
+def test_a_dropped_socket_reconnects_and_resyncs_without_duplicates(page, daemon, mock, shots):
+    slow = [f"s{n} " for n in range(30)]
+    mock.add(text_reply("First answer."), text_reply(*slow, delay=0.15))
+    panel = Panel(page, daemon).open()
+    panel.send("one")
+    expect(panel.items("assistant")).to_have_text("First answer.")
+    before = panel.texts()
+    kill_connections_to(daemon.port)
+    expect(panel.find(".link[data-state=retrying]")).to_have_text(re.compile("reconnecting in 1 s"))
+    shots(page, "07-reconnecting")
+    expect(panel.find(".link")).to_have_attribute("data-state", "open")
+    assert panel.texts() == before
+    # Dropped again in the middle of a streaming reply: nothing lost, nothing twice.
+    panel.send("two")
+    expect(panel.find(".item.assistant.streaming")).to_contain_text("s2")
+    kill_connections_to(daemon.port)
+    expect(panel.items("assistant").nth(1)).to_have_text("".join(slow).rstrip())
+    panel.expect_status("idle")
+    texts = panel.texts()
+    assert texts[:len(before)] == before and len(texts) == len(before) + 2, texts
+
+
+def test_the_panel_position_is_saved_by_the_daemon_and_restored(page, daemon, shots):
+    panel = Panel(page, daemon).open()
+    header = panel.find("header.bar").bounding_box()
+    page.mouse.move(header["x"] + 40, header["y"] + header["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(300, 250, steps=8)
+    page.mouse.move(200, 150, steps=8)
+    page.mouse.up()
+    moved = panel.find(".panel").bounding_box()
+    assert moved["x"] < header["x"] - 100
+    status, saved = daemon.request("GET", "/__devhost__/chat/panel")
+    assert status == 200 and saved["position"] == {"left": round(moved["x"]), "top": round(moved["y"])}
+    page.reload()
+    expect(panel.find(".panel")).to_be_visible()
+    expect(panel.find(".panel")).to_have_attribute("data-placed", "yes")
+    restored = panel.find(".panel").bounding_box()
+    assert (round(restored["x"]), round(restored["y"])) == (saved["position"]["left"], saved["position"]["top"])
+    shots(page, "08-moved")
+    # Browser storage is per hostname; the position is the stack's: another hostname has it too.
+    other = Panel(page, daemon, "other.localhost").open()
+    there = other.find(".panel").bounding_box()
+    assert (round(there["x"]), round(there["y"])) == (saved["position"]["left"], saved["position"]["top"])
+
+
+def test_saved_state_reattaches_only_a_live_session_and_forgets_a_model_no_longer_offered(page, daemon, mock):
+    live = daemon.create_session()
+    closed = daemon.create_session()
+    assert daemon.close_session(closed["id"])[0] == 200
+    panel = Panel(page, daemon).open()
+    key = f"devhost:settings:{live['projectRootPath']}:http://app.localhost:{daemon.port}"
+    assert page.evaluate("(key) => localStorage.getItem(key) !== null", key)
+
+    def save(session_id, model):
+        state = json.loads(page.evaluate("(key) => localStorage.getItem(key)", key))
+        state["conversations"]["project"].update(sessionId=session_id, model=model)
+        page.evaluate("([key, value]) => localStorage.setItem(key, value)", [key, json.dumps(state)])
+
+    save(live["id"], "claude-sonnet-5-5")
+    page.reload()
+    panel.wait_for_harnesses()
+    expect(panel.find("select.session")).to_have_value(live["id"])
+    expect(panel.find(".badge")).not_to_have_attribute("data-status", "none")
+
+    save(closed["id"], "a-model-nobody-offers")
+    page.reload()
+    panel.wait_for_harnesses()
+    expect(panel.find("select.session")).to_have_value("")
+    expect(panel.find(".badge")).to_have_attribute("data-status", "none")
+    expect(panel.find("select.model")).to_have_value("")
+    stored = json.loads(page.evaluate("(key) => localStorage.getItem(key)", key))["conversations"]["project"]
+    assert stored["sessionId"] is None and stored["model"] == ""
+    # Garbage resets to defaults instead of breaking the panel.
+    page.evaluate("(key) => localStorage.setItem(key, '{not json')", key)
+    page.reload()
+    panel.wait_for_harnesses()
+    expect(panel.find(".launcher")).to_be_visible()  # the default: closed
+
+
+def test_thousands_of_events_render_the_tail_and_page_older_items_in(page, daemon):
+    panel = Panel(page, daemon).open()
+    page.evaluate("""() => {
+        const panel = window.__devhostChat;
+        panel.session = {id: "synthetic", harness: "claude-code", status: "idle", projectRootPath: ""};
+        const events = [];
+        for (let n = 0; n < 2500; n++) {
+            events.push({type: "user", isReplay: true, uuid: `u${n}`, message: {role: "user", content: `question ${n}`}});
+            events.push({type: "assistant", message: {id: `m${n}`, content: [{type: "text", text: `answer ${n}`}]}});
+        }
+        panel._onFrame({type: "snapshot", session: panel.session, pendingRequestIds: [],
+                        events: events.map((payload, i) => ({type: "event", sequence: i + 1, payload}))});
+    }""")
+    expect(panel.items("assistant").last).to_have_text("answer 2499")
+    rendered = panel.items().count()
+    assert rendered <= 120, rendered  # the tail only, not 5000 nodes
+    first = panel.items().first.get_attribute("data-key")
+    panel.find(".log").evaluate("(log) => { log.scrollTop = 0; log.dispatchEvent(new Event('scroll')); }")
+    expect(panel.items()).not_to_have_count(rendered)
+    assert panel.items().count() > rendered
+    # What was at the top is still on screen: older items went in above it, the view did not jump.
+    log = panel.find(".log").bounding_box()
+    kept = panel.find(f'.items > .item[data-key="{first}"]').bounding_box()
+    assert log["y"] <= kept["y"] < log["y"] + log["height"], (log, kept)
+
+
+def test_an_unavailable_harness_is_shown_with_its_reason(page, daemon, stack):
+    manifest = stack / "devhost.toml"
+    manifest.write_text(manifest.read_text() + '[devtools.chat.codex]\ncommand = "/nonexistent/codex-cli"\n')
+    panel = Panel(page, daemon).open()
+    codex = panel.find("select.harness option[value=codex]")
+    expect(codex).to_be_disabled()
+    expect(codex).to_have_text("Codex (unavailable)")
+    expect(panel.find(".note")).to_contain_text("Codex is unavailable")
+    expect(panel.find(".note")).to_contain_text("/nonexistent/codex-cli")
+    expect(panel.find("select.harness")).to_have_value("claude-code")
