@@ -1,0 +1,174 @@
+"""The activity stream of one page: the top-level agents of its directory, followed.
+
+- When the stream opens, each agent already running is followed from the end of its
+  transcript (no history).
+- An agent that appears later (a new process) is followed from the start of its transcript:
+  a new session has only new records, and a resumed old session is replayed, as the seed asks.
+  The same goes for an agent that switches to another session (Claude Code's in-place
+  re-exec, a /resume) or whose first transcript appears.
+- A transcript replaced or truncated underneath (pi rewrites its file) is read again from the
+  start, but only records newer than the last one sent go out.
+- ``run_started`` / ``run_exited`` mark agents appearing and leaving after the stream opened.
+"""
+from __future__ import annotations
+
+import json
+
+import gevent
+
+from actors.agents import events as ev
+from actors.agents import opencode
+from actors.agents.claude import ClaudeParser
+from actors.agents.codex import CodexParser
+from actors.agents.jsonl import LONG_LINE, Tail, parse_line
+from actors.agents.pi import PiParser
+from actors.agents.rows import Found, inside, subdirectory
+
+PARSERS = {"claude-code": ClaudeParser, "codex": CodexParser, "pi": PiParser}
+YIELD_EVERY = 64
+
+
+def _parse(line: bytes) -> dict | None:
+    if len(line) > LONG_LINE:
+        # A big record (a tool's output): parsed off the hub, the text is cut afterwards anyway.
+        try:
+            record = gevent.get_hub().threadpool.apply(json.loads, (line,))
+        except (ValueError, RecursionError):
+            return None
+        return record if isinstance(record, dict) else None
+    return parse_line(line)
+
+
+class Follow:
+    """One agent's transcript, read from an offset (or an OpenCode session from a seq)."""
+
+    def __init__(self, found: Found, from_end: bool):
+        self.harness = found.harness
+        self.pid = found.pid
+        self.target = found.follow
+        self._watermark: int | None = None
+        self._tail = None
+        self._connection = None
+        if self.target[0] == "file":
+            self._tail = Tail(self.target[1], from_end)
+            self._parser = PARSERS[self.harness]()
+        else:
+            self._parser = opencode.OpencodeParser()
+            self._seq = -1
+            if from_end:
+                try:
+                    self._seq = opencode.last_seq(self._db(), self.target[2])
+                except Exception:  # noqa: BLE001 - sqlite3.Error, OSError: read again next time
+                    self.close()
+
+    def _db(self):
+        if self._connection is None:
+            self._connection = opencode.connect(self.target[1])
+        return self._connection
+
+    def read(self) -> list[dict]:
+        """Stream messages for what was appended since the last read."""
+        found = []
+        if self._tail is not None:
+            lines = self._tail.read()
+            if self._tail.restarted:
+                self._tail.restarted = False
+                floor = self._watermark
+            else:
+                floor = None
+            for count, line in enumerate(lines, 1):
+                if count % YIELD_EVERY == 0:
+                    gevent.sleep(0)
+                record = _parse(line)
+                if record is None:
+                    continue
+                for event in self._parser.events(record):
+                    if floor is not None and event["timestamp"] <= floor:
+                        continue
+                    found.append(event)
+        else:
+            try:
+                rows = opencode.events_after(self._db(), self.target[2], self._seq)
+            except Exception:  # noqa: BLE001 - a locked or vanished database: tried again next time
+                self.close()
+                return []
+            for seq, kind, data in rows:
+                self._seq = seq
+                found.extend(self._parser.events(kind, data))
+        for event in found:
+            self._watermark = max(self._watermark or 0, event["timestamp"])
+        return [ev.message(self.harness, self.pid, event) for event in found]
+
+    @property
+    def pending(self) -> bool:
+        return self._tail is not None and self._tail.pending
+
+    def close(self) -> None:
+        if self._connection is not None:
+            try:
+                self._connection.close()
+            finally:
+                self._connection = None
+
+
+class Watch:
+    """One stream: its directory, the agents seen, what is followed."""
+
+    def __init__(self, directory: str, sink):
+        self.directory = directory
+        self.sink = sink
+        self._seen: dict[str, tuple[Found, object]] = {}  # key -> (agent, what it follows)
+        self._follows: dict[str, Follow] = {}
+
+    def start(self, agents) -> None:
+        for found in agents:
+            if inside(found.cwd, self.directory):
+                self._seen[found.key] = (found, found.follow)
+                if found.follow:
+                    self._follows[found.key] = Follow(found, from_end=True)
+
+    def update(self, agents) -> list[dict]:
+        """Messages for agents that came and went; new follows for new agents and sessions."""
+        messages = []
+        present = {}
+        for found in agents:
+            if inside(found.cwd, self.directory):
+                present[found.key] = found
+        for key, found in present.items():
+            known = self._seen.get(key)
+            if known is None:
+                where = subdirectory(found.cwd, self.directory)
+                messages.append(ev.message(found.harness, found.pid,
+                                           ev.event("run_started", ev.now_ms(), text=found.name or where)))
+            if known is None or known[1] != found.follow:
+                old = self._follows.pop(key, None)
+                if old is not None:
+                    messages += old.read()  # what the old session wrote last
+                    old.close()
+                if found.follow:
+                    self._follows[key] = Follow(found, from_end=False)
+            self._seen[key] = (found, found.follow)
+        for key in [k for k in self._seen if k not in present]:
+            found, _ = self._seen.pop(key)
+            follow = self._follows.pop(key, None)
+            if follow is not None:
+                messages += follow.read()
+                follow.close()
+            messages.append(ev.message(found.harness, found.pid, ev.event("run_exited", ev.now_ms())))
+        return messages
+
+    def read(self) -> list[dict]:
+        messages = []
+        for follow in list(self._follows.values()):
+            messages += follow.read()
+            gevent.sleep(0)
+        return messages
+
+    @property
+    def pending(self) -> bool:
+        return any(follow.pending for follow in self._follows.values())
+
+    def close(self) -> None:
+        for follow in self._follows.values():
+            follow.close()
+        self._follows.clear()

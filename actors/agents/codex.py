@@ -1,0 +1,402 @@
+"""Codex: which rollout a process runs, the rollout's records as events, its state.
+
+Measured on 0.169.0 (see the agent-scanner notes):
+- A thread's rollout is ``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``;
+  its first line is ``session_meta`` (``id``, ``cwd``; ``parent_thread_id`` for a subagent's
+  thread). The process that runs the thread holds the rollout **open**: ``codex exec``'s
+  native process, an ``app-server`` (an IDE's, or devhost's own chat), or the managed
+  ``app-server --managed-daemon`` that Codex's TUI talks to. So the fds say which threads live.
+- Names live in ``<CODEX_HOME>/session_index.jsonl`` (``{id, thread_name}`` per rename).
+- Both record generations are read: 0.169 writes ``item_completed`` (UserMessage,
+  AgentMessage) where older versions wrote ``event_msg/user_message`` / ``agent_message``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+
+from actors.agents import events as ev
+from actors.agents.jsonl import Summary, read_first_line
+from actors.agents.rows import Found
+
+HARNESS = "codex"
+_ROLLOUT = re.compile(r"/rollout-[^/]*\.jsonl$")
+_EXIT = re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)")
+_HEAD_TYPE = re.compile(rb'"type"\s*:\s*"([a-z_]+)"')
+_ASKS_PERSON = frozenset({"request_user_input"})
+_WAITING_EVENTS = frozenset({"exec_approval_request", "apply_patch_approval_request", "request_user_input",
+                             "elicitation_request", "request_permissions"})
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "tool_search_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
+                      "tool_search_call_output"})
+FALLBACK_DAYS = 3
+
+
+def codex_home(env: dict, home: str) -> str:
+    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or home, ".codex")
+
+
+def sessions_dir(env: dict, home: str) -> str:
+    return env.get("CODEX_SESSIONS_DIR") or os.path.join(codex_home(env, home), "sessions")
+
+
+def is_rollout(path: str) -> bool:
+    return "/sessions/" in path and bool(_ROLLOUT.search(path))
+
+
+def is_subagent(meta: dict) -> bool:
+    source = meta.get("source")
+    if meta.get("parent_thread_id"):
+        return True
+    if isinstance(source, dict) and "subagent" in source:
+        return True
+    return meta.get("thread_source") == "subagent"
+
+
+def meta_of(record: dict | None) -> dict | None:
+    if not record or record.get("type") != "session_meta" or not isinstance(record.get("payload"), dict):
+        return None
+    meta = record["payload"]
+    return meta if isinstance(meta.get("id"), str) else None
+
+
+def resume_id(argv) -> str | None:
+    args = list(argv)
+    for index, arg in enumerate(args):
+        if arg == "resume" and index + 1 < len(args) and not args[index + 1].startswith("-"):
+            return args[index + 1]
+    return None
+
+
+# --------------------------------------------------------------------------- state
+
+class CodexSummary(Summary):
+    def __init__(self):
+        super().__init__()
+        self.last: tuple[str, object] | None = None
+        self.policy: str | None = None
+
+    def feed(self, record: dict) -> None:
+        ms = ev.iso_ms(record.get("timestamp"))
+        if ms is not None:
+            self.last_ms = max(self.last_ms or 0, ms)
+        kind = record.get("type")
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        inner = payload.get("type")
+        if kind == "session_meta":
+            self.last = self.last or ("fresh", None)
+        elif kind == "turn_context":
+            if isinstance(payload.get("approval_policy"), str):
+                self.policy = payload["approval_policy"]
+        elif kind == "event_msg":
+            if inner in ("task_complete", "turn_aborted"):
+                self._set("end")
+            elif inner in _WAITING_EVENTS:
+                self._set("asks")
+            elif inner in ("task_started", "user_message", "agent_message", "item_completed", "agent_reasoning"):
+                self._set("working")
+        elif kind == "response_item":
+            if inner in _CALLS:
+                arguments = payload.get("arguments") or payload.get("input") or ""
+                escalated = "require_escalated" in (arguments if isinstance(arguments, str) else json.dumps(arguments))
+                self._set("call", (payload.get("name"), escalated))
+            elif inner in _OUTPUTS or inner in ("message", "reasoning"):
+                self._set("working")
+
+    def _set(self, kind, detail=None):
+        self.last = (kind, detail)
+        self.decisive = True
+
+    def feed_long(self, head: bytes) -> None:
+        # A huge line is a tool's output, a big message or instructions: the turn goes on.
+        if _HEAD_TYPE.search(head):
+            self._set("working")
+
+
+def state(summary: CodexSummary | None) -> str:
+    if summary is None or summary.last is None:
+        return "unknown"
+    kind, detail = summary.last
+    if kind in ("end", "fresh"):
+        return "idle"
+    if kind == "asks":
+        return "waiting"
+    if kind == "call":
+        name, escalated = detail
+        if name in _ASKS_PERSON or (escalated and summary.policy not in (None, "never")):
+            return "waiting"
+    return "working"
+
+
+# --------------------------------------------------------------------------- events
+
+class CodexParser:
+    """Rollout lines -> events; stateful (tool names by call id, the model in use)."""
+
+    def __init__(self):
+        self._tools: dict[str, str] = {}
+        self._model: str | None = None
+
+    def events(self, record: dict) -> list[dict]:
+        ms = ev.iso_ms(record.get("timestamp"))
+        kind = record.get("type")
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        inner = payload.get("type")
+        if kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model != self._model:
+                self._model = model
+                return [ev.event("model_change", ms, text=model)]
+            return []
+        if kind == "event_msg":
+            return self._event_msg(inner, payload, ms)
+        if kind == "response_item":
+            return self._response_item(inner, payload, ms)
+        return []
+
+    def _event_msg(self, inner, payload, ms) -> list[dict]:
+        if inner == "user_message":
+            return [ev.event("turn_start", ms, role="user", text=payload.get("message") or "")]
+        if inner == "agent_message":
+            return [ev.event("agent_message", ms, role="assistant", text=payload.get("message") or "")]
+        if inner == "agent_reasoning":
+            return [ev.event("thinking", ms, role="assistant", text=payload.get("text") or "")]
+        if inner == "item_completed":
+            item = payload.get("item") if isinstance(payload.get("item"), dict) else {}
+            if item.get("type") == "UserMessage":
+                return [ev.event("turn_start", ms, role="user", text=ev.text_of(item.get("content")))]
+            if item.get("type") == "AgentMessage":
+                return [ev.event("agent_message", ms, role="assistant", text=ev.text_of(item.get("content")))]
+            return []
+        if inner == "task_complete":
+            return [ev.event("turn_end", ms, role="assistant", text=payload.get("last_agent_message") or "")]
+        if inner == "turn_aborted":
+            return [ev.event("turn_end", ms, role="assistant", text=f"turn aborted: {payload.get('reason') or ''}".strip())]
+        if inner in ("error", "stream_error"):
+            return [ev.event("error", ms, text=payload.get("message") or "error", is_error=True)]
+        return []
+
+    def _response_item(self, inner, payload, ms) -> list[dict]:
+        if inner in _CALLS:
+            name = payload.get("name") or inner
+            if isinstance(payload.get("call_id"), str):
+                self._tools[payload["call_id"]] = name
+            arguments = payload.get("arguments", payload.get("input", payload.get("action")))
+            return [ev.event("tool_call", ms, role="assistant", tool_name=name, text=ev.tool_summary(arguments))]
+        if inner in _OUTPUTS:
+            name = self._tools.pop(payload.get("call_id"), None)
+            output = payload.get("output")
+            is_error = False
+            if isinstance(output, dict):  # older versions: {"output", "metadata": {"exit_code"}}
+                code = (output.get("metadata") or {}).get("exit_code")
+                is_error = isinstance(code, int) and code != 0
+                output = output.get("output") or ""
+            elif isinstance(output, str):
+                try:
+                    decoded = json.loads(output)
+                except ValueError:
+                    decoded = None
+                if isinstance(decoded, dict) and "output" in decoded:
+                    code = (decoded.get("metadata") or {}).get("exit_code")
+                    is_error = isinstance(code, int) and code != 0
+                    output = decoded.get("output") or ""
+                else:
+                    match = _EXIT.search(output)
+                    is_error = bool(match and int(match.group(1)) != 0)
+            return [ev.event("tool_result", ms, role="tool", tool_name=name, text=ev.text_of(output),
+                             is_error=is_error)]
+        return []
+
+
+# --------------------------------------------------------------------------- scanning
+
+class Metas:
+    """session_meta of rollouts, cached by (path, inode)."""
+
+    def __init__(self):
+        self._cache: dict[str, tuple[int, dict | None]] = {}
+
+    def get(self, path: str) -> dict | None:
+        st = os.stat(path)
+        cached = self._cache.get(path)
+        if cached and cached[0] == st.st_ino:
+            return cached[1]
+        meta = meta_of(read_first_line(path, 1024 * 1024))
+        self._cache[path] = (st.st_ino, meta)
+        return meta
+
+    def trim(self, most: int = 4096) -> None:
+        if len(self._cache) > most:
+            self._cache.clear()
+
+
+class Names:
+    """Thread names from session_index.jsonl, re-read when the file changes."""
+
+    def __init__(self):
+        self._cache: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}
+
+    def get(self, home: str) -> dict[str, str]:
+        path = os.path.join(home, "session_index.jsonl")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return {}
+        stamp = (st.st_size, st.st_mtime_ns)
+        cached = self._cache.get(path)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        names: dict[str, str] = {}
+        if st.st_size <= 8 * 1024 * 1024:
+            with open(path, "rb") as handle:
+                for line in handle:
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                        name = entry.get("thread_name")
+                        if isinstance(name, str) and name.strip():
+                            names[entry["id"]] = name.strip()
+        self._cache[path] = (stamp, names)
+        return names
+
+
+def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now_ms: int):
+    """Rows for codex processes: one per exec/TUI process, one per live thread of an
+    app-server; a managed daemon's threads go to the TUIs in their folder (unclaimed ones are
+    rows only while a turn runs)."""
+    found, errors = [], []
+    threads: dict[int, list[tuple[str, dict]]] = {}
+    for agent in agents:
+        rollouts = []
+        for member in agent.members:
+            for path in open_files(member):
+                if is_rollout(path) and path not in (r for r, _ in rollouts):
+                    try:
+                        meta = metas.get(path)
+                    except OSError:
+                        continue
+                    if meta and not is_subagent(meta):
+                        rollouts.append((path, meta))
+        threads[agent.pid] = rollouts
+
+    def make(agent, path, meta, thread=""):
+        row = Found(HARNESS, agent.pid, agent.start_time, meta.get("cwd") if thread and meta else agent.cwd,
+                    thread=thread, last_activity=agent.start_ms)
+        if meta:
+            row.session_id = meta["id"]
+            row.name = names.get(codex_home(agent.env, home_of(agent))).get(meta["id"])
+        if path:
+            try:
+                summary = summaries.get(path, CodexSummary)
+            except OSError as exc:
+                errors.append(f"a rollout cannot be read ({exc.strerror or exc})")
+                return row
+            row.transcript = path
+            row.state = state(summary)
+            if summary is not None:
+                row.last_activity = max(row.last_activity, summary.last_ms or 0)
+        return row
+
+    claimed: set[str] = set()
+    daemons = [a for a in agents if a.role == "daemon"]
+    for agent in agents:
+        if agent.role == "app-server":
+            for path, meta in threads[agent.pid]:
+                found.append(make(agent, path, meta, thread=meta["id"]))
+            if not threads[agent.pid]:
+                # No thread has written anything yet (a rollout appears with the first turn).
+                # Only a chat session of this daemon is a row then (see scan.py).
+                row = make(agent, None, None)
+                row.facts["threadless"] = True
+                found.append(row)
+            continue
+        if agent.role == "daemon":
+            continue
+        own = sorted(threads[agent.pid], key=lambda pair: _mtime(pair[0]), reverse=True)
+        if own:
+            path, meta = own[0]
+        else:
+            path, meta = _from_daemons(agent, daemons, threads, claimed)
+            if path is None:
+                try:
+                    path, meta = _by_time(agent, home_of, metas, claimed)
+                except OSError as exc:
+                    errors.append(f"its sessions folder cannot be read ({exc.strerror or exc})")
+        if meta:
+            claimed.add(meta["id"])
+        found.append(make(agent, path, meta))
+    for agent in daemons:
+        for path, meta in threads[agent.pid]:
+            if meta["id"] in claimed:
+                continue
+            row = make(agent, path, meta, thread=meta["id"])
+            if row.state in ("working", "waiting"):
+                found.append(row)
+    return found, errors
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _from_daemons(agent, daemons, threads, claimed):
+    wanted = resume_id(agent.argv)
+    best = None
+    for daemon in daemons:
+        for path, meta in threads[daemon.pid]:
+            if meta["id"] in claimed:
+                continue
+            if wanted and meta["id"] == wanted:
+                return path, meta
+            if not wanted and meta.get("cwd") == agent.cwd:
+                mtime = _mtime(path)
+                if best is None or mtime > best[0]:
+                    best = (mtime, path, meta)
+    return (best[1], best[2]) if best else (None, None)
+
+
+def _by_time(agent, home_of, metas: Metas, claimed):
+    """No fd says it (older versions, a moment between writes): the rollout of the process's
+    folder that began when it started, else the one it resumed (written since it started)."""
+    root = sessions_dir(agent.env, home_of(agent))
+    if not os.path.isdir(root):
+        return None, None
+    wanted = resume_id(agent.argv)
+    days = set()
+    start = agent.start_ms / 1000
+    for offset in range(FALLBACK_DAYS):
+        for stamp in (time.gmtime(start + offset * 86400), time.localtime(start + offset * 86400)):
+            days.add(time.strftime("%Y/%m/%d", stamp))
+    fresh, resumed = None, None
+    for day in sorted(days):
+        folder = os.path.join(root, day)
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if not _ROLLOUT.search("/" + entry.name):
+                continue
+            mtime = entry.stat().st_mtime * 1000
+            if mtime < agent.start_ms - 5000:
+                continue
+            meta = metas.get(entry.path)
+            if not meta or is_subagent(meta) or meta["id"] in claimed or meta.get("cwd") != agent.cwd:
+                continue
+            if wanted and meta["id"] != wanted:
+                continue
+            begun = ev.iso_ms(meta.get("timestamp")) or 0
+            if begun >= agent.start_ms - 5000:
+                if fresh is None or begun < fresh[0]:
+                    fresh = (begun, entry.path, meta)
+            elif resumed is None or mtime > resumed[0]:
+                resumed = (mtime, entry.path, meta)
+    best = fresh or resumed
+    return (best[1], best[2]) if best else (None, None)

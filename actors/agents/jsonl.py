@@ -1,0 +1,248 @@
+"""Reading JSON-lines transcripts that other processes append to, without reading them whole.
+
+- ``Summaries`` keeps, per transcript, what a harness's ``Summary`` learnt from it and the
+  offset it read up to: an unchanged file costs one stat; a grown one only its new bytes; a
+  new, replaced or truncated one a window at its end (64 KiB, doubled up to 1 MiB until the
+  summary has seen a record that tells the state). So a scan costs the same however large the
+  transcripts are.
+- ``Tail`` follows one transcript from an offset for the activity stream: it returns complete
+  lines, keeps the unterminated remainder for the next read, notices a replaced or truncated
+  file (and starts it again from the beginning), and skips lines beyond ``MAX_LINE``.
+- Lines longer than ``LONG_LINE`` are never parsed during a scan: the harness reads what it
+  needs from their first bytes (``Summary.feed_long``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+WINDOW = 64 * 1024
+WINDOW_MAX = 1024 * 1024
+INCREMENT_MAX = 1024 * 1024  # past this much growth a window is cheaper than reading it all
+LONG_LINE = 256 * 1024
+HEAD = 4096
+MAX_LINE = 16 * 1024 * 1024
+READ_BUDGET = 256 * 1024
+REPLAY_MAX = 4 * 1024 * 1024  # a replayed session starts at most this far from its end
+
+
+class Summary:
+    """What a harness learns from a transcript's records, fed in file order. Subclasses keep
+    the state-relevant last record, the name, and the time of the last activity."""
+
+    def __init__(self):
+        self.decisive = False  # saw a record that tells the state
+        self.last_ms: int | None = None
+        self.name: str | None = None
+
+    def feed(self, record: dict) -> None:
+        raise NotImplementedError
+
+    def feed_long(self, head: bytes) -> None:
+        """A record too long to parse; ``head`` is its first bytes."""
+
+    def carry(self, older: "Summary") -> None:
+        """Keeps what a fresh window may not reach (the name) from the summary it replaces."""
+        if self.name is None:
+            self.name = older.name
+
+
+@dataclass
+class _Entry:
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    done: int  # offset just after the last complete line read
+    summary: Summary
+    mark: bytes = b""  # the bytes just before ``done``: changed means rewritten in place
+
+
+class Summaries:
+    """Summaries per transcript path, updated incrementally; see the module docstring."""
+
+    def __init__(self):
+        self._entries: dict[str, _Entry] = {}
+
+    def forget_except(self, paths) -> None:
+        keep = set(paths)
+        for path in [p for p in self._entries if p not in keep]:
+            del self._entries[path]
+
+    def get(self, path: str, factory: Callable[[], Summary]) -> Summary | None:
+        """The summary of ``path``; None when it does not exist. Other OSErrors propagate."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            self._entries.pop(path, None)
+            return None
+        entry = self._entries.get(path)
+        if entry and (entry.dev, entry.ino) == (st.st_dev, st.st_ino):
+            if (entry.size, entry.mtime_ns) == (st.st_size, st.st_mtime_ns):
+                return entry.summary
+            if entry.done <= st.st_size and st.st_size - entry.done <= INCREMENT_MAX \
+                    and _mark(path, entry.done) == entry.mark:
+                entry.done = _feed_range(path, entry.done, st.st_size, entry.summary)
+                entry.size, entry.mtime_ns, entry.mark = st.st_size, st.st_mtime_ns, _mark(path, entry.done)
+                return entry.summary
+        summary, done = _window(path, st.st_size, factory)
+        if entry and (entry.dev, entry.ino) == (st.st_dev, st.st_ino):
+            summary.carry(entry.summary)
+        self._entries[path] = _Entry(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, done, summary,
+                                     _mark(path, done))
+        return summary
+
+
+def _read(path: str, start: int, length: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.pread(fd, length, start)
+    finally:
+        os.close(fd)
+
+
+MARK = 64
+
+
+def _mark(path: str, offset: int) -> bytes:
+    start = max(0, offset - MARK)
+    return _read(path, start, offset - start) if offset else b""
+
+
+def feed_lines(lines, summary: Summary) -> None:
+    for line in lines:
+        if len(line) > LONG_LINE:
+            summary.feed_long(line[:HEAD])
+            continue
+        record = parse_line(line)
+        if record is not None:
+            summary.feed(record)
+
+
+def parse_line(line: bytes) -> dict | None:
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # a torn or foreign line: skipped, never fatal
+    return record if isinstance(record, dict) else None
+
+
+def _feed_range(path: str, start: int, end: int, summary: Summary) -> int:
+    data = _read(path, start, end - start)
+    cut = data.rfind(b"\n")
+    if cut < 0:
+        return start  # no complete line yet
+    feed_lines(data[:cut].split(b"\n"), summary)
+    return start + cut + 1
+
+
+def _window(path: str, size: int, factory: Callable[[], Summary]) -> tuple[Summary, int]:
+    window = WINDOW
+    while True:
+        start = max(0, size - window)
+        data = _read(path, start, size - start)
+        cut = data.rfind(b"\n")
+        summary = factory()
+        if cut >= 0:
+            body = data[:cut]
+            lines = body.split(b"\n")
+            if start > 0:
+                lines = lines[1:]  # the first line is cut by the window
+            feed_lines(lines, summary)
+            done = start + cut + 1
+        else:
+            done = start
+        if summary.decisive or start == 0 or window >= WINDOW_MAX:
+            return summary, done
+        window *= 2
+
+
+def read_first_line(path: str, limit: int = 1024 * 1024) -> dict | None:
+    """The first record of a file (a session header), or None. Reads 64 KiB at a time."""
+    size = WINDOW
+    while True:
+        data = _read(path, 0, size)
+        cut = data.find(b"\n")
+        if cut >= 0:
+            return parse_line(data[:cut])
+        if len(data) < size or size >= limit:
+            return parse_line(data) if len(data) < size else None
+        size = min(size * 4, limit)
+
+
+class Tail:
+    """Follows one file for the activity stream; see the module docstring."""
+
+    def __init__(self, path: str, from_end: bool):
+        self.path = path
+        self._ident: tuple[int, int] | None = None
+        self._offset = 0
+        self._buffer = b""
+        self._skipping = False
+        self.restarted = False  # the file was replaced or truncated since the last read
+        self._mark = b""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return
+        self._ident = (st.st_dev, st.st_ino)
+        if from_end:
+            self._offset = st.st_size
+        elif st.st_size > REPLAY_MAX:
+            self._offset = st.st_size - REPLAY_MAX
+            self._skipping = True  # up to the first line boundary
+        try:
+            self._mark = _mark(path, self._offset)
+        except OSError:
+            self._mark = b""
+
+    def _unchanged(self) -> bool:
+        """Whether the bytes before the offset are still what was read (not rewritten in place)."""
+        try:
+            return _mark(self.path, self._offset)[-len(self._mark):] == self._mark if self._mark else True
+        except OSError:
+            return False
+
+    def read(self, budget: int = READ_BUDGET) -> list[bytes]:
+        """Complete lines appended since the last read (at most about ``budget`` bytes)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return []
+        ident = (st.st_dev, st.st_ino)
+        if self._ident is None:
+            self._ident = ident
+        elif ident != self._ident or st.st_size < self._offset or not self._unchanged():
+            self._ident, self._offset, self._buffer, self._skipping, self._mark = ident, 0, b"", False, b""
+            self.restarted = True
+        if st.st_size <= self._offset:
+            return []
+        try:
+            chunk = _read(self.path, self._offset, min(budget, st.st_size - self._offset))
+        except OSError:
+            return []
+        self._offset += len(chunk)
+        self._mark = (self._mark + chunk)[-MARK:]
+        lines = (self._buffer + chunk).split(b"\n")
+        self._buffer = lines.pop()
+        if self._skipping:
+            if not lines:
+                self._buffer = b""  # still inside the line being skipped
+                return []
+            self._skipping = False
+            lines = lines[1:]
+        if len(self._buffer) > MAX_LINE:
+            self._buffer, self._skipping = b"", True  # too long to be worth reading: skipped
+        return lines
+
+    @property
+    def pending(self) -> bool:
+        """Whether more bytes wait than the last read took."""
+        try:
+            return os.stat(self.path).st_size > self._offset
+        except OSError:
+            return False

@@ -1,0 +1,103 @@
+"""One stream's watching: from the end for agents already running, replay for later ones."""
+from __future__ import annotations
+
+import json
+import os
+
+from actors.agents.activity import Watch
+from actors.agents.rows import Found
+from tests.agent_fakes import append_jsonl, pi_header, pi_message
+
+
+class Sink:
+    closed = False
+
+
+def _agent(pid, path, cwd="/w/p", start=1):
+    return Found("pi", pid, start, cwd, transcript=str(path) if path else None)
+
+
+def _kinds(messages):
+    return [(m["pid"], m["eventType"], m.get("text")) for m in messages]
+
+
+def test_agents_running_at_open_are_followed_from_the_end(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="before the stream"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(1, path)])
+    assert watch.read() == []
+    append_jsonl(path, pi_message("user", text="after"), pi_message("assistant", text="done"))
+    assert _kinds(watch.read()) == [(1, "turn_start", "after"), (1, "turn_end", "done")]
+
+
+def test_an_agent_that_appears_later_is_replayed_from_the_start(tmp_path):
+    old = tmp_path / "old.jsonl"
+    append_jsonl(old, pi_header("/w/p"), pi_message("user", text="earlier work"), pi_message("assistant", text="ok"))
+    watch = Watch("/w/p", Sink())
+    watch.start([])
+    messages = watch.update([_agent(2, old)])
+    assert _kinds(messages)[0][:2] == (2, "run_started")
+    messages += watch.read()
+    assert _kinds(messages)[1:] == [(2, "turn_start", "earlier work"), (2, "turn_end", "ok")]
+
+
+def test_a_session_switch_replays_the_new_session(tmp_path):
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    append_jsonl(first, pi_header("/w/p"))
+    append_jsonl(second, pi_header("/w/p"), pi_message("user", text="resumed session"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(3, first)])
+    append_jsonl(first, pi_message("user", text="last words of the first"))
+    messages = watch.update([_agent(3, second)]) + watch.read()
+    assert _kinds(messages) == [(3, "turn_start", "last words of the first"), (3, "turn_start", "resumed session")]
+
+
+def test_a_transcript_appearing_after_open_is_read_whole(tmp_path):
+    path = tmp_path / "late.jsonl"
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(4, None)])
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="first prompt"))
+    assert _kinds(watch.update([_agent(4, path)]) + watch.read()) == [(4, "turn_start", "first prompt")]
+
+
+def test_agents_elsewhere_are_not_followed_and_leaving_is_said(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/other"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(5, path, cwd="/w/other")])
+    append_jsonl(path, pi_message("user", text="not ours"))
+    assert watch.read() == [] and watch.update([_agent(5, path, cwd="/w/other")]) == []
+    inside = tmp_path / "b.jsonl"
+    append_jsonl(inside, pi_header("/w/p/sub"))
+    watch.start([_agent(6, inside, cwd="/w/p/sub")])
+    append_jsonl(inside, pi_message("user", text="bye"))
+    assert _kinds(watch.update([])) == [(6, "turn_start", "bye"), (6, "run_exited", None)]
+
+
+def test_a_rewritten_file_does_not_repeat_what_was_sent(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(7, path)])
+    sent = pi_message("user", text="sent once", ms=1_800_000_000_000)
+    append_jsonl(path, sent)
+    assert len(watch.read()) == 1
+    rewritten = tmp_path / "rewrite.jsonl"
+    append_jsonl(rewritten, pi_header("/w/p"), sent, pi_message("assistant", text="new", ms=1_800_000_001_000))
+    os.replace(rewritten, path)
+    assert _kinds(watch.read()) == [(7, "turn_end", "new")]
+
+
+def test_long_lines_are_parsed_and_their_text_cut(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(8, path)])
+    append_jsonl(path, pi_message("toolResult", text="x" * 600_000, tool="bash"))
+    messages = []
+    for _ in range(10):
+        messages += watch.read()
+    [message] = messages
+    assert message["eventType"] == "tool_result" and len(message["text"].encode()) <= 4096
+    assert json.dumps(message)

@@ -1,0 +1,106 @@
+"""OpenCode: state from its database rows, event rows as events (once per part and message)."""
+from __future__ import annotations
+
+import json
+
+from actors.agents import opencode
+from tests.agent_fakes import FIXTURES, opencode_db, opencode_insert, opencode_rows
+
+OC = FIXTURES / "opencode"
+
+
+def test_database_location():
+    assert opencode.db_path({}, "/h") == "/h/.local/share/opencode/opencode.db"
+    assert opencode.db_path({"XDG_DATA_HOME": "/d"}, "/h") == "/d/opencode/opencode.db"
+    assert opencode.db_path({"OPENCODE_DB": "/x.db", "XDG_DATA_HOME": "/d"}, "/h") == "/x.db"
+    assert opencode.db_path({"OPENCODE_DB_PATH": "/y.db", "OPENCODE_DB": "/x.db"}, "/h") == "/y.db"
+
+
+def test_titles_that_are_names():
+    assert opencode.title_name("Mock title") == "Mock title"
+    assert opencode.title_name("New session - 2026-11-30T13:35:48.068Z") is None
+    assert opencode.title_name("") is None
+
+
+def test_state_from_real_rows(tmp_path):
+    path = opencode_db(tmp_path)
+    opencode_insert(path, opencode_rows("run-mode-session.db-rows.jsonl", tmp_path / "p"))
+    connection = opencode.connect(str(path))
+    try:
+        assert opencode.session_state(connection, "ses_dd357d838ffeW3SKEdpB4C42gW", 0) == "idle"
+        assert opencode.session_state(connection, "ses_unknown", 0) == "idle"
+        connection.close()
+        # The last step is still running (no completed time yet).
+        raw = __import__("sqlite3").connect(path)
+        raw.execute("UPDATE message SET data = json_remove(data, '$.time.completed') WHERE id = ?",
+                    ("msg_22ca82ec4001pIdyPWimXytexW",))
+        raw.commit()
+        raw.close()
+        connection = opencode.connect(str(path))
+        assert opencode.session_state(connection, "ses_dd357d838ffeW3SKEdpB4C42gW", 0) == "working"
+    finally:
+        connection.close()
+
+
+def test_a_tool_held_by_a_permission_prompt_is_waiting():
+    pending = json.loads((OC / "part-while-permission-pending.json").read_text())["data"]
+    started = pending["state"]["time"]["start"]
+    assert opencode.state_of_parts([pending], started + 500) == "working"
+    assert opencode.state_of_parts([pending], started + opencode.PERMISSION_GRACE_MS + 1) == "waiting"
+    running = {**pending, "state": {**pending["state"], "metadata": {"output": ""}}}
+    assert opencode.state_of_parts([running], started + 60_000) == "working"  # it prints: it runs
+
+
+def test_the_connection_is_read_only(tmp_path):
+    path = opencode_db(tmp_path)
+    connection = opencode.connect(str(path))
+    try:
+        try:
+            connection.execute("DELETE FROM session")
+            raised = False
+        except Exception:  # noqa: BLE001 - sqlite3.OperationalError: attempt to write a readonly database
+            raised = True
+        assert raised
+    finally:
+        connection.close()
+
+
+def _event_rows(name):
+    rows = [json.loads(line) for line in (OC / name).read_text().splitlines()]
+    return sorted((r for r in rows if r["table"] == "event"), key=lambda r: r["seq"])
+
+
+def test_event_rows_as_events_once_each():
+    parser = opencode.OpencodeParser()
+    found = [e for row in _event_rows("tui-permission-approved.db-rows.jsonl")
+             for e in parser.events(row["type"], row["data"])]
+    assert [(e["eventType"], e.get("toolName")) for e in found] == [
+        ("user_prompt", None), ("tool_use", "bash"), ("tool_result", "bash"), ("text", None), ("turn_end", None)]
+    assert found[0]["text"] == "please touch a file" and found[0]["role"] == "user"
+    assert found[1]["text"] == "touch mockfile.txt"
+    assert found[2]["text"] == "(no output)" and found[2]["isError"] is False
+    assert found[3]["text"] == "All done." and found[4]["text"] == "All done."
+
+
+def test_a_rejected_permission_is_a_failed_tool_result():
+    rows = [json.loads(line) for line in (OC / "tui-permission-rejected-by-ctrl-c.db-rows.jsonl").read_text().splitlines()]
+    parser = opencode.OpencodeParser()
+    found = [e for row in sorted((r for r in rows if r["table"] == "event"), key=lambda r: r["seq"])
+             for e in parser.events(row["type"], row["data"])]
+    results = [e for e in found if e["eventType"] == "tool_result"]
+    assert results and results[0]["isError"] is True and "rejected permission" in results[0]["text"]
+
+
+def test_tailing_event_rows_by_sequence(tmp_path):
+    path = opencode_db(tmp_path)
+    opencode_insert(path, opencode_rows("run-mode-session.db-rows.jsonl", tmp_path / "p"))
+    connection = opencode.connect(str(path))
+    try:
+        session = "ses_dd357d838ffeW3SKEdpB4C42gW"
+        last = opencode.last_seq(connection, session)
+        assert last == 27 and opencode.events_after(connection, session, last) == []
+        rows = opencode.events_after(connection, session, 20)
+        assert [seq for seq, _, _ in rows] == list(range(21, 28))
+        assert opencode.last_seq(connection, "nobody") == -1
+    finally:
+        connection.close()
