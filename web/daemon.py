@@ -24,7 +24,7 @@ from actors.harness_catalog import HarnessCatalog
 from actors.host import Host
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
-from web import security
+from web import agents, security
 from web.app import Context, DevhostApp
 from web import pages
 from web.core import CoreExtension
@@ -32,7 +32,7 @@ from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
 # Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
-EXTENSIONS: list = [pages.EXTENSION]
+EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION]
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHUTDOWN_GRACE = 12.0
 

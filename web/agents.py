@@ -1,0 +1,259 @@
+"""The agents list and the activity page and stream, as a daemon extension.
+
+- ``GET /__devhost__/agents?pageURL=&chatTarget=`` follows the chat routes' rules (the control
+  origin, or a routed hostname naming a page of its own); rows carry no transcript paths or
+  native session ids. The chat sessions of this daemon (``isOwned``) take their state from
+  their own record, which is exact.
+- ``GET /__devhost__/agents/activity`` (a page, with its script) and the WebSocket
+  ``/__devhost__/ws/agents/activity`` answer only on the control origin: transcripts must never
+  reach an origin that application scripts share, so any routed hostname gets 403.
+
+The AgentScanner actor is started by ``start`` (and stopped by the daemon before the core
+actors); the routes ask it, with a timeout, at the edge.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from urllib.parse import parse_qs
+
+import bottle
+import gevent
+import gevent.queue
+import pykka
+
+from actors.agent_scanner import AgentScanner
+from actors.agents import rows as agent_rows
+from actors.chatlog import daemon_log
+from actors.guard import spawn_logged
+from web.app import Endpoint, Refusal
+from web.routing import RouteError, resolve_directory
+from web.websocket import MessageTooBig
+
+ASK_TIMEOUT = 20.0
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+PAGE_FILES = {"activity": ("agents-activity.html", "text/html; charset=utf-8"),
+              "activity.js": ("agents-activity.js", "text/javascript; charset=utf-8")}
+SINK_LIMIT_BYTES = 8 * 1024 * 1024
+_CLOSE = object()
+
+
+class AgentsExtension:
+    name = "agents"
+
+    def __init__(self):
+        self.context = None
+
+    def start(self, context) -> dict:
+        self.context = context
+        ref = AgentScanner.start()
+        ref.proxy().ping().get(timeout=10)  # a failing on_start surfaces at boot
+        return {self.name: ref}
+
+    def install(self, app) -> None:
+        context = app.context
+        install_routes(app.bottle, context)
+        app.websockets["/__devhost__/ws/agents/activity"] = Endpoint(
+            check=lambda environ: _check_stream(context, environ),
+            serve=lambda ws, environ, checked: serve_activity(ws, checked))
+
+
+EXTENSION = AgentsExtension()
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _json(value, status: int = 200) -> bottle.HTTPResponse:
+    return bottle.HTTPResponse(json.dumps(value), status=status,
+                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
+
+
+def _on_control_origin(context, environ) -> bool:
+    return (environ.get("HTTP_HOST") or "").lower() == context.control_host.lower()
+
+
+def _request_hostname(context, environ) -> str | None:
+    if _on_control_origin(context, environ):
+        return None
+    return (environ.get("HTTP_HOST") or "").lower().rsplit(":", 1)[0]
+
+
+def _directory(context, environ, query) -> str:
+    try:
+        return resolve_directory(context.manifests.current(), query.get("pageURL"), query.get("chatTarget"),
+                                 request_hostname=_request_hostname(context, environ),
+                                 source_root=context.source_root)
+    except RouteError as exc:
+        raise Refusal(exc.status, str(exc)) from None
+
+
+def _scanner(context):
+    scanner = context.actors.get(AgentsExtension.name)
+    if scanner is None:
+        raise Refusal(404, "chat is off in this daemon, so agents are not listed")
+    return scanner
+
+
+def _ask(future, timeout: float = ASK_TIMEOUT):
+    try:
+        return future.get(timeout=timeout)
+    except pykka.Timeout:
+        raise Refusal(503, "the agent scan is busy; try again in a moment") from None
+    except pykka.ActorDeadError:
+        raise Refusal(503, "the agent scanner is stopping") from None
+
+
+def _only_control_origin(context, environ) -> None:
+    if not _on_control_origin(context, environ):
+        raise Refusal(403, f"agent activity is only served on the control origin {context.control_origin}: "
+                           "transcripts never reach an origin that application scripts share")
+
+
+def _query(request) -> dict:
+    return {name: request.query.get(name) for name in ("pageURL", "chatTarget")}
+
+
+# --------------------------------------------------------------------------- routes
+
+def install_routes(app: bottle.Bottle, context) -> None:
+    request = bottle.request
+
+    def handler(function):
+        def wrapped(*args, **kwargs):
+            try:
+                return function(*args, **kwargs)
+            except Refusal as exc:
+                return _json({"error": str(exc)}, exc.status)
+        wrapped.__name__ = function.__name__
+        return wrapped
+
+    @app.get("/__devhost__/agents")
+    @handler
+    def agents():
+        directory = _directory(context, request.environ, _query(request))
+        found = _ask(_scanner(context).agents(directory))
+        statuses = {}
+        if any(chat for _, chat in found["rows"]):
+            try:
+                statuses = {record["id"]: record["status"] for record in context.host.list(directory).get(timeout=5)}
+            except Exception:  # noqa: BLE001 - the host is busy or stopping: the scan's own reading stands
+                statuses = {}
+        answer = {"agents": agent_rows.refine(found["rows"], statuses)}
+        if found["error"]:
+            answer["error"] = found["error"]
+        return _json(answer)
+
+    @app.get("/__devhost__/agents/<name:re:activity(\\.js)?>")
+    @handler
+    def activity_page(name):
+        _only_control_origin(context, request.environ)
+        if name == "activity":
+            _directory(context, request.environ, _query(request))  # a bad query is said at once
+            _scanner(context)
+        filename, content_type = PAGE_FILES[name]
+        with open(os.path.join(STATIC, filename), "rb") as handle:
+            body = handle.read()
+        return bottle.HTTPResponse(body, headers={
+            "Content-Type": content_type,
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Content-Security-Policy": (f"default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; "
+                                        f"connect-src 'self' ws://{context.control_host}; base-uri 'none'; "
+                                        "form-action 'none'; frame-ancestors 'none'"),
+        })
+
+
+# --------------------------------------------------------------------------- the stream
+
+def _check_stream(context, environ):
+    _only_control_origin(context, environ)
+    query = {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", "")).items()}
+    directory = _directory(context, environ, query)
+    return _scanner(context), directory
+
+
+class StreamSink:
+    """What the scanner pushes a stream's messages into; push and close never block it. A
+    client that falls more than SINK_LIMIT_BYTES behind is disconnected (1013)."""
+
+    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
+        self.queue = gevent.queue.Queue()
+        self._limit = limit_bytes
+        self._queued = 0
+        self._abort = abort
+        self.closed = False
+
+    def push(self, frame: bytes) -> None:
+        if self.closed:
+            return
+        if self._queued + len(frame) > self._limit:
+            self.closed = True
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait((_CLOSE, 1013, "client too slow; reconnect"))
+            if self._abort is not None:
+                self._abort()
+            return
+        self._queued += len(frame)
+        self.queue.put_nowait(frame)
+
+    def taken(self, frame: bytes) -> None:
+        self._queued -= len(frame)
+
+    def close(self, code: int, reason: str = "") -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait((_CLOSE, code, reason))
+
+
+def serve_activity(ws, checked) -> None:
+    scanner, directory = checked
+    sink = StreamSink(abort=lambda: _abort(ws))
+    try:
+        watch_id = scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
+        daemon_log(f"agents: an activity stream could not start: {exc!r}")
+        ws.close(1011)
+        return
+    writer = spawn_logged(_write, ws, sink)
+    try:
+        while not sink.closed:
+            try:
+                message = ws.receive()  # the page sends nothing; this waits for its close
+            except MessageTooBig:
+                sink.close(1009, "message too big")
+                break
+            if message is None:
+                break
+    finally:
+        scanner.unwatch(watch_id)  # a tell: closing the stream stops its watching
+        sink.close(1000)
+        writer.join(timeout=5)
+        if not writer.dead:
+            writer.kill(block=False)
+
+
+def _write(ws, sink: StreamSink) -> None:
+    try:
+        while True:
+            item = sink.queue.get()
+            if isinstance(item, tuple) and item and item[0] is _CLOSE:
+                ws.close(item[1], item[2])
+                return
+            sink.taken(item)
+            ws.send_text(item)
+    except Exception as exc:  # noqa: BLE001 - a dead peer, or a bug: logged, the socket is cut
+        if not ws.closed:
+            daemon_log(f"agents: activity stream writer stopped: {exc!r}")
+            _abort(ws)
+    finally:
+        sink.closed = True
+
+
+def _abort(ws) -> None:
+    try:
+        ws.handler.socket.shutdown(socket.SHUT_RDWR)
+    except (OSError, AttributeError):
+        pass
