@@ -15,7 +15,6 @@ offsets and windows, long lines are parsed on the hub's threadpool.
 """
 from __future__ import annotations
 
-import json
 import time
 import traceback
 
@@ -24,6 +23,7 @@ import pykka
 
 from actors.agents import rows as agent_rows
 from actors.agents.activity import Watch
+from actors.agents.events import encode
 from actors.agents.scan import Scanner, ScanResult
 from actors.chatlog import daemon_log
 from actors.guard import guarded, spawn_logged
@@ -127,10 +127,10 @@ class AgentScanner(pykka.ThreadingActor):
             if self._clock() - self._last_at >= self._rescan:
                 fresh = self._scan(self._rescan)
             for watch in list(self._watches.values()):
-                messages = watch.update(fresh.agents) if fresh is not None else []
+                messages = watch.update(fresh.agents, fresh.errors) if fresh is not None else []
                 messages += watch.read()
                 for message in messages:
-                    watch.sink.push(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode())
+                    watch.sink.push(encode(message))
         finally:
             self._poll_queued = False
 

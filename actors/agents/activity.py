@@ -127,8 +127,9 @@ class Watch:
                 if found.follow:
                     self._follows[found.key] = Follow(found, from_end=True)
 
-    def update(self, agents) -> list[dict]:
-        """Messages for agents that came and went; new follows for new agents and sessions."""
+    def update(self, agents, failed=()) -> list[dict]:
+        """Messages for agents that came and went; new follows for new agents and sessions.
+        ``failed``: harnesses this scan could not read, whose agents are not taken as gone."""
         messages = []
         present = {}
         for found in agents:
@@ -140,15 +141,18 @@ class Watch:
                 where = subdirectory(found.cwd, self.directory)
                 messages.append(ev.message(found.harness, found.pid,
                                            ev.event("run_started", ev.now_ms(), text=found.name or where)))
-            if known is None or known[1] != found.follow:
+            follow = found.follow
+            if known is not None and follow is None:
+                follow = known[1]  # a moment of not knowing (a registry mid-write): keep following
+            if known is None or known[1] != follow:
                 old = self._follows.pop(key, None)
                 if old is not None:
                     messages += old.read()  # what the old session wrote last
                     old.close()
-                if found.follow:
+                if follow:
                     self._follows[key] = Follow(found, from_end=False)
-            self._seen[key] = (found, found.follow)
-        for key in [k for k in self._seen if k not in present]:
+            self._seen[key] = (found, follow)
+        for key in [k for k in self._seen if k not in present and self._seen[k][0].harness not in failed]:
             found, _ = self._seen.pop(key)
             follow = self._follows.pop(key, None)
             if follow is not None:

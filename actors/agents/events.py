@@ -71,6 +71,12 @@ def message(harness: str, pid: int, found: dict) -> dict:
     return shaped
 
 
+def encode(shaped: dict) -> bytes:
+    """A stream message as the UTF-8 JSON text frame it is sent as. A lone surrogate (JSON
+    transcripts may hold ``\\ud800``) becomes U+FFFD rather than invalid UTF-8."""
+    return json.dumps(shaped, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
+
+
 def tool_summary(tool_input) -> str:
     """A short text for a tool call: its command, path or query, else its input as JSON."""
     if isinstance(tool_input, str):

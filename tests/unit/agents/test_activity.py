@@ -101,3 +101,23 @@ def test_long_lines_are_parsed_and_their_text_cut(tmp_path):
     [message] = messages
     assert message["eventType"] == "tool_result" and len(message["text"].encode()) <= 4096
     assert json.dumps(message)
+
+
+def test_a_moment_of_not_knowing_the_transcript_does_not_replay_it(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(9, path)])
+    assert watch.update([_agent(9, None)]) == []  # e.g. a registry read mid-write
+    assert watch.update([_agent(9, path)]) == []  # the same transcript again: no replay
+    append_jsonl(path, pi_message("user", text="new"))
+    assert _kinds(watch.read()) == [(9, "turn_start", "new")]
+
+
+def test_agents_of_a_harness_that_could_not_be_scanned_are_not_taken_as_gone(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(10, path)])
+    assert watch.update([], failed={"pi": "its scanner failed"}) == []
+    assert _kinds(watch.update([])) == [(10, "run_exited", None)]

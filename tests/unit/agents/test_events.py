@@ -46,3 +46,11 @@ def test_text_of_content():
     assert ev.text_of("plain") == "plain"
     assert ev.text_of([{"type": "text", "text": "a"}, {"type": "image"}, "b"]) == "a\nb"
     assert ev.text_of(None) == ""
+
+
+def test_messages_encode_as_valid_utf8_even_with_lone_surrogates():
+    import json
+    record = json.loads('{"text": "bad \\ud800 half"}')
+    data = ev.encode(ev.message("pi", 1, ev.event("agent_message", 1, text=record["text"])))
+    assert json.loads(data.decode("utf-8"))["text"] == "bad ? half"
+    assert ev.encode({"text": "é"}) == '{"text":"é"}'.encode()
