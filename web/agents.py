@@ -215,6 +215,7 @@ def serve_activity(ws, checked) -> None:
         watch_id = scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
         daemon_log(f"agents: an activity stream could not start: {exc!r}")
+        sink.close(1011)  # a watch registered after all is dropped at the scanner's next poll
         ws.close(1011)
         return
     writer = spawn_logged(_write, ws, sink)
