@@ -74,6 +74,8 @@ def test_an_approval_clicked_allow_and_another_clicked_deny(page, daemon, mock, 
     approval = panel.items("approval")
     expect(approval).to_contain_text("touch allowed.txt")
     shots(page, "04-approval")
+    page.reload()  # a reloaded page learns from the snapshot that the request still waits
+    expect(approval.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
     approval.get_by_role("button", name="Allow", exact=True).click()
     expect(panel.items("assistant").last).to_have_text("Made it.")
     expect(approval).to_contain_text("You allowed.")
@@ -124,6 +126,29 @@ def test_a_pasted_image_is_sent_with_the_message(page, browser, daemon, mock, sh
     [sent] = images_sent(mock.requests[0])
     assert png_size(sent) == (37, 23)
     assert "what is in this image?" in message_text(mock.requests[0])
+
+
+def test_dropped_images_are_attached_and_a_send_over_8_mib_is_refused_in_the_page(page, daemon, mock):
+    panel = Panel(page, daemon).open()
+    page.evaluate("""(data) => {
+        const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+        const drop = new DataTransfer();
+        drop.items.add(new File([bytes], "dropped.png", {type: "image/png"}));
+        drop.items.add(new File(["GIF89a"], "moving.gif", {type: "image/gif"}));
+        const log = document.querySelector("devhost-chat").shadowRoot.querySelector(".log");
+        log.dispatchEvent(new DragEvent("drop", {dataTransfer: drop, bubbles: true, composed: true}));
+    }""", base64.b64encode(png(8, 8)).decode())
+    expect(panel.find(".tray .thumb")).to_have_count(1)
+    expect(panel.find(".hint")).to_contain_text("moving.gif is not a PNG or JPEG")
+    # A 9 MiB image: the page refuses the send and keeps the draft and the attachments.
+    page.evaluate("""() => window.__devhostChat.composer.add(
+        {dataURL: "data:image/png;base64,iVBORw0KGgo" + "A".repeat(9 * 1024 * 1024)})""")
+    panel.send("too big")
+    expect(panel.find(".hint")).to_contain_text("a send must fit in 8 MiB")
+    expect(panel.find("textarea")).to_have_value("too big")
+    expect(panel.find(".tray .thumb")).to_have_count(2)
+    assert panel.items("user").count() == 0 and mock.requests == []
+    assert daemon.sessions() == []  # nothing was started for a send that could not go
 
 
 def test_a_screenshot_area_is_sent_with_its_position_and_cancel_keeps_the_draft(page, daemon, mock, shots):

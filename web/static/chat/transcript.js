@@ -49,6 +49,7 @@ export class Transcript {
     this.local = new Map(); // commandId -> {text, images, anchor, delivery, error}
     this.notes = []; // {key, kind, text, anchor}: errors told to this page
     this.answers = new Map(); // requestId (as a string) -> what this page answered; memory only
+    this.pending = new Set(); // pendingRequestIds, as strings: set by snapshot and state frames
     this.reset([]);
   }
 
@@ -60,7 +61,6 @@ export class Transcript {
     this.sequence = 0;
     this.streams = new Map(); // Claude api message id -> block index -> item key
     this.finalized = new Map(); // Claude message id -> keys already given their final text
-    this.pending = new Set();
     this.sorted = null;
     this.changed = new Set();
     for (const event of events) this.apply(event);

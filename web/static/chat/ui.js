@@ -15,6 +15,7 @@ const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
 const STATUS_TEXT = { starting: "starting", idle: "idle", running: "running", requires_action: "requires action",
                       error: "error", closed: "closed", none: "no session" };
 const RUNNING = ["running", "requires_action"];
+const READY_WAIT_MS = 15000;
 
 function cameraIcon() {
   // Built with the SVG namespace: an icon font may lack the glyph, an SVG never does.
@@ -384,6 +385,16 @@ export class Panel {
     if (!text.trim() && !attachments.length) return;
     this.sending = true;
     try {
+      const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
+      const frame = { type: "send", commandId, text: this.composer.composeText(),
+                      images: attachments.map((a) => ({ dataURL: a.dataURL })) };
+      const model = this.store.conversation.model;
+      // Checked before anything starts: a send devhostd would refuse never opens a session.
+      const size = frameBytes({ ...frame, model });
+      if (size > MAX_FRAME_BYTES) {
+        this.hint(`This message is ${(size / 1048576).toFixed(1)} MiB; a send must fit in 8 MiB. Remove an image or use a smaller area.`);
+        return;
+      }
       if (!this.session || this.session.status === "closed") {
         const conversation = this.store.conversation;
         const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
@@ -391,17 +402,9 @@ export class Panel {
         this.sessions.push(record);
         this.attach(record);
       }
-      await this.ready;
-      const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
-      const frame = { type: "send", commandId, text: this.composer.composeText(),
-                      images: attachments.map((a) => ({ dataURL: a.dataURL })) };
-      const model = this.store.conversation.model;
+      // A socket that never opens (the session vanished) must not hold the Send button for good.
+      await Promise.race([this.ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
       if (model !== (this.session.model || "")) frame.model = model;
-      const size = frameBytes(frame);
-      if (size > MAX_FRAME_BYTES) {
-        this.hint(`This message is ${(size / 1048576).toFixed(1)} MiB; a send must fit in 8 MiB. Remove an image or use a smaller area.`);
-        return;
-      }
       if (!this.connection?.send(frame)) {
         this.hint("Not connected to the session right now; your message is kept. Send again once it reconnects.");
         return;
