@@ -126,6 +126,9 @@ def forward(upstream: Upstream, environ, start_response, error_page):
                            headers=dict(request_headers(environ)))
         response = connection.getresponse()
         connection.sock.settimeout(None)
+    except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
+        connection.close()
+        return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")
     except (OSError, http.client.HTTPException) as exc:
         connection.close()
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
@@ -280,6 +283,11 @@ def tunnel_websocket(handler, upstream: Upstream) -> None:
         return
     try:
         remote.sendall(_upgrade_request(handler, upstream))
+    except OSError:
+        remote.close()  # the upstream hung up at once: the browser sees its socket close
+        handler.close_connection = True
+        return
+    try:
         client = handler.socket
         to_remote = gevent.spawn(_pump, handler.rfile.read1, remote)
         to_client = gevent.spawn(_pump, remote.recv, client)

@@ -81,7 +81,8 @@ export class Panel {
       layer: $("div", { class: "layer", hidden: true }),
     };
     const u = this.ui;
-    u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.items);
+    u.empty = $("div", { class: "empty" });
+    u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.empty, u.items);
     u.header = $("header", { class: "bar", title: "Drag to move" },
       $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), u.target, u.side, u.close);
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
@@ -524,7 +525,9 @@ export class Panel {
       this.renderQueued = false;
       const pending = this.pendingChanges;
       this.pendingChanges = new Set();
-      this.view.render(this.transcript.list(), pending);
+      const items = this.transcript.list();
+      this.view.render(items, pending);
+      this.ui.empty.hidden = items.length > 0;
       if (this.restoreScroll) {
         this.restoreScroll = false;
         const scroll = this.store?.conversation.scroll;
@@ -578,6 +581,10 @@ export class Panel {
     u.newButton.hidden = !this.session;
     u.stop.hidden = !RUNNING.includes(status);
     const label = HARNESS_LABEL[this.session?.harness || conversation.harness] || "the agent";
+    const directory = this.session?.projectRootPath
+      || (this.store.state.target === "devhost" ? this.config?.devhostSourceRootPath : this.service?.projectRootPath);
+    u.empty.textContent = `Ask ${label} about this page. It works in ${directory || "this page's checkout"}, `
+      + "with its own sign-in and permissions.";
     u.textarea.placeholder = status === "closed"
       ? "This session is closed: Resume it, or write to start a new one"
       : `Message ${label} (Enter sends, Shift+Enter for a new line)`;
