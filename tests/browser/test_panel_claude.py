@@ -321,3 +321,38 @@ def test_an_unavailable_harness_is_shown_with_its_reason(page, daemon, stack):
     expect(panel.find(".note")).to_contain_text("Codex is unavailable")
     expect(panel.find(".note")).to_contain_text("/nonexistent/codex-cli")
     expect(panel.find("select.harness")).to_have_value("claude-code")
+
+
+def test_the_side_toggle_docks_the_panel_on_the_other_side_and_forgets_the_dragged_position(page, daemon):
+    panel = Panel(page, daemon).open()
+    assert panel.find(".panel").bounding_box()["x"] > 640  # docked right by default
+    panel.find(".side").click()
+    expect(panel.find(".panel")).to_have_attribute("data-placed", "no")
+    assert panel.find(".panel").bounding_box()["x"] < 40
+    status, saved = daemon.request("GET", "/__devhost__/chat/panel")
+    assert saved == {"position": None}
+    page.reload()
+    expect(panel.find(".panel")).to_be_visible()
+    assert panel.find(".panel").bounding_box()["x"] < 40  # the side is kept in the browser
+    panel.find(".panel .bar .icon[aria-label='Close the chat']").click()
+    expect(panel.find(".launcher")).to_be_visible()
+    assert panel.find(".launcher").bounding_box()["x"] < 40
+
+
+def test_each_target_keeps_its_own_conversation(page, daemon, mock):
+    mock.add(text_reply("Project answer."))
+    panel = Panel(page, daemon).open()
+    panel.send("about the project")
+    expect(panel.items("assistant")).to_have_text("Project answer.")
+    project_session = panel.find("select.session").input_value()
+    panel.find("select.target").select_option("devhost")  # this test's daemon runs from its git checkout
+    panel.wait_for_harnesses()
+    expect(panel.find("select.session")).to_have_value("")
+    expect(panel.items()).to_have_count(0)
+    panel.find("textarea").fill("a draft for devhost itself")
+    panel.find("select.target").select_option("project")
+    expect(panel.find("select.session")).to_have_value(project_session)
+    expect(panel.items("assistant")).to_have_text("Project answer.")
+    expect(panel.find("textarea")).to_have_value("")
+    panel.find("select.target").select_option("devhost")
+    expect(panel.find("textarea")).to_have_value("a draft for devhost itself")
