@@ -284,6 +284,9 @@ class Chat(pykka.ThreadingActor):
     def _after_exit(self, reason: str, was_busy: bool) -> None:
         pass
 
+    def _after_evidence(self, message_id: str, delivery: str) -> None:
+        pass
+
     def _apply(self, effect) -> bool:
         if isinstance(effect, fx.Ready):
             self._starting = False
@@ -295,10 +298,12 @@ class Chat(pykka.ThreadingActor):
                 return True
             return False
         if isinstance(effect, fx.Delivery):
+            self._after_evidence(effect.message_id, effect.delivery)
             if effect.message_id in self._in_flight:
                 self._ack(effect.message_id, None if effect.delivery == "error" else effect.delivery, effect.error)
             return False
         if isinstance(effect, fx.MessageSettled):
+            self._after_evidence(effect.message_id, "settled")
             if effect.message_id in self._in_flight:
                 self._ack(effect.message_id, "queued", None)  # the CLI had it, whatever became of it
             return False
@@ -396,16 +401,14 @@ class Chat(pykka.ThreadingActor):
     def on_deadline(self, generation: int, request_id) -> None:
         if generation != self._generation or self._driver is None:
             return
-        changed = False
-        for effect in self._driver.expire(request_id):
-            changed |= self._apply(effect)
-        if changed:
-            self._publish_state()
+        self._write(self._driver.expire(request_id))  # frames to write (an interrupt) and effects
+        self._publish_state()
 
     @guarded
     def on_ack_timeout(self, message_id: str) -> None:
         if message_id in self._in_flight:
             self._driver.waiting.discard(message_id)  # no longer counted on to start a turn
+            self._after_evidence(message_id, "unconfirmed")
             self._ack(message_id, "unconfirmed", None)
 
     @staticmethod

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+
+import gevent
 import time
 import uuid
 
@@ -52,9 +54,13 @@ class CoreChat(Chat):
         self._projector = None
         self._pending_turn_id = None  # the core turn the next CLI turn belongs to
         self._pending_model = None  # a model chat.configure chose, for the next message
+        self._steers: dict[str, str] = {}  # native message id of a steer -> its queued message id
+        self._advance_after_stop: str | None = None  # sendNow's message, once the stop lands
+        self._stop_requested = False
+        self._removed = False
         record, log = stored if stored else (None, [])
         if record or log:
-            info = (record or {}).get("info") or new_info(chat_id, harness.HARNESS_ID, cwd, model, runtime_mode)
+            info = (record or {}).get("info") or new_info(chat_id, _provider(harness), cwd, model, runtime_mode)
             self._thread = Thread(info, (record or {}).get("items"))
             self._seq = (record or {}).get("seq", 0)
             self._generation_of_items = (record or {}).get("resetSeq", 0)
@@ -65,7 +71,7 @@ class CoreChat(Chat):
                     self._generation_of_items = line["seq"]
             self._fresh = False
         else:
-            self._thread = Thread(new_info(chat_id, harness.HARNESS_ID, cwd, model, runtime_mode, resume))
+            self._thread = Thread(new_info(chat_id, _provider(harness), cwd, model, runtime_mode, resume))
             self._seq = 0
             self._fresh = True
         self._native_id = self._thread.info.get("agentSessionId")
@@ -82,6 +88,8 @@ class CoreChat(Chat):
         self._tell_registry()
 
     def _recover_interrupted(self) -> None:
+        # No process survived the stop: nothing of before is streaming, running or pending (I4).
+        self._emit(self._thread.settle_after_restart())
         turn = self._thread.active_turn()
         if turn is None or turn["state"] != "running":
             return
@@ -156,30 +164,41 @@ class CoreChat(Chat):
         info = self._thread.info
         busy = self._thread.busy()
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
-            turn_id = info["activeTurnId"]  # joins the running turn through the CLI's own input
-            self._emit(self._thread.add_user(turn_id, text))
-            self._send_to_cli(text)
-            return {"queued": False, "turnId": turn_id}
+            # Offered to the running turn through the CLI's own input; it waits in the queue
+            # (marked) until the CLI shows it took it up, and stays there if it does not (C9).
+            message = q.enqueue(info, text)
+            message["steering"] = True
+            command_id = str(uuid.uuid4())
+            self._steers[command_id] = message["id"]
+            self._emit(self._thread.refresh_info())
+            self.send(0, Send(command_id, text, None), "")
+            return {"queued": True, "turnId": info["activeTurnId"]}
         if q.must_queue(info, busy):
             message = q.enqueue(info, text)
             self._emit(self._thread.refresh_info())
             if info["queuePaused"] and not busy:
                 self._drain(explicit=True)  # an explicit send resumes the queue, in order (C6)
+            elif info["queuePaused"] and self._stop_requested:
+                self._advance_after_stop = message["id"]  # a send during a stop goes once it lands
             return {"queued": True, "turnId": message["turnId"]}
         turn_id = host_id("turn")
         self._open_and_send(turn_id, text)
         return {"queued": False, "turnId": turn_id}
 
     def unqueue(self, message_id: str) -> dict:
+        self._refuse_if_steering(message_id)
         message = q.take(self._thread.info, message_id, self._id)
+        if self._advance_after_stop == message_id:
+            self._advance_after_stop = None
         self._emit(self._thread.refresh_info())
         return {"message": message}
 
     def send_now(self, message_id: str) -> dict:
+        self._refuse_if_steering(message_id)
         q.to_front(self._thread.info, message_id, self._id)
         self._emit(self._thread.refresh_info())
         if self._thread.busy():
-            self._advance_after_stop = True
+            self._advance_after_stop = message_id
             self._stop_turn()
         else:
             self._drain(explicit=True)
@@ -219,6 +238,33 @@ class CoreChat(Chat):
             self._stop_turn()
         return {}
 
+    def _refuse_if_steering(self, message_id: str) -> None:
+        if any(m["id"] == message_id and m.get("steering") for m in self._thread.info["queue"]):
+            raise q.CoreError("request-not-found", f"Queued message {message_id} is being steered into the turn")
+
+    def _after_evidence(self, message_id: str, delivery: str) -> None:
+        """What became of a steered message: taken up -> a user item of the running turn; refused or
+        lost -> it stays queued, unmarked, and the queue pauses (never lost, never sent twice)."""
+        queued_id = self._steers.get(message_id)
+        if queued_id is None:
+            return
+        queue = self._thread.info["queue"]
+        message = next((m for m in queue if m["id"] == queued_id), None)
+        if message is None:
+            self._steers.pop(message_id, None)
+            return
+        if delivery == "started":
+            self._steers.pop(message_id, None)
+            queue.remove(message)
+            turn_id = self._thread.info.get("activeTurnId") or message["turnId"]
+            self._emit(self._thread.add_user(turn_id, message["text"], f"user-{queued_id}"))
+            self._emit(self._thread.refresh_info())
+        elif delivery in ("error", "unconfirmed", "settled"):
+            self._steers.pop(message_id, None)
+            message.pop("steering", None)
+            self._thread.info["queuePaused"] = True
+            self._emit(self._thread.refresh_info())
+
     def clear(self, force: bool = False) -> dict:
         if self._thread.busy() and not force:
             raise q.CoreError("chat-busy", f"Chat {self._id} is still working on the previous message")
@@ -247,6 +293,8 @@ class CoreChat(Chat):
         return {}
 
     def kill(self) -> dict:
+        self._removed = True  # from here nothing of this chat reaches the disk again
+        self._flush_timer and self._flush_timer.kill(block=False)
         self._attached.clear()
         self.close(1000)
         self._store.remove(self._id)
@@ -254,10 +302,15 @@ class CoreChat(Chat):
 
     # ---- the CLI side ----------------------------------------------------------------------
 
-    def _open_and_send(self, turn_id: str, text: str, user_id: str | None = None) -> None:
-        self._thread.info["queuePaused"] = False  # anything dispatching resumes the queue
+    def _open_and_send(self, turn_id: str, text: str, user_id: str | None = None,
+                       queued_id: str | None = None) -> None:
+        info = self._thread.info
+        info["queuePaused"] = False  # anything dispatching resumes the queue
         self._emit(self._thread.open_turn(turn_id))
         self._emit(self._thread.add_user(turn_id, text, user_id))
+        if queued_id is not None:
+            info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
+            self._emit(self._thread.refresh_info())
         self._pending_turn_id = turn_id
         self._send_to_cli(text)
 
@@ -279,10 +332,15 @@ class CoreChat(Chat):
         self._publish_state()
 
     def _stop_turn(self) -> None:
-        if self._cli is None:
-            self._finish_turn("aborted")  # no process holds the turn: it just ends
+        self._stop_requested = True
+        frames = self._driver.interrupt_frames() if self._cli is not None and not self._starting else []
+        if not frames:
+            # No process holds the turn yet (still starting, or its turn never got an id): the
+            # process is ended so nothing of the turn goes on, and the turn ends here (G1).
+            self._retire_cli()
+            self._finish_turn("aborted")
         else:
-            self._write(self._driver.interrupt_frames())
+            self._write(frames)
 
     def _retire_cli(self) -> None:
         """Ends the CLI without its exit counting against the chat (clear starts over)."""
@@ -292,11 +350,20 @@ class CoreChat(Chat):
         self._generation += 1  # what the retired process still writes is ignored
         self._cli = None
         self._cli_ref = None
+        self._starting = False
         self._turn_active = False
         self._pending.clear()
+        for entry in self._in_flight.values():
+            if entry.timer is not None:
+                entry.timer.kill(block=False)
+        self._in_flight.clear()
+        self._outbox.clear()
+        self._steers.clear()
+        for message in self._thread.info["queue"]:
+            message.pop("steering", None)
 
     def _after_frame(self, frame: dict) -> None:
-        if self._frozen or self._projector is None:
+        if self._frozen or self._removed or self._projector is None:
             return
         if self._native_id and self._native_id != self._thread.info.get("agentSessionId"):
             self._emit(self._thread.set_info(agentSessionId=self._native_id))
@@ -343,17 +410,24 @@ class CoreChat(Chat):
         self._emit(self._thread.end_turn(state, process_gone=process_gone))
         if state in ("aborted", "error"):
             self._thread.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (C5)
-        if getattr(self, "_advance_after_stop", False):
-            self._advance_after_stop = False
+        self._stop_requested = False
+        chosen, self._advance_after_stop = self._advance_after_stop, None
+        if chosen is not None and any(m["id"] == chosen for m in self._thread.info["queue"]):
+            q.to_front(self._thread.info, chosen, self._id)
             self._drain(explicit=True)
         else:
             self._drain()
         self._emit(self._thread.refresh_info())
 
     def _drain(self, explicit: bool = False) -> None:
-        message = q.next_to_drain(self._thread.info, self._thread.busy(), explicit)
+        info = self._thread.info
+        message = q.next_to_drain(info, self._thread.busy(), explicit)
         if message is not None:
-            self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}")
+            # The message is back at the head until its user item is logged: a crash in between
+            # leaves it queued, never lost.
+            info["queue"].insert(0, message)
+            self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",
+                                queued_id=message["id"])
 
     # ---- events ----------------------------------------------------------------------------
 
@@ -383,6 +457,8 @@ class CoreChat(Chat):
             self._log_and_send(event)
 
     def _log_and_send(self, event: dict) -> None:
+        if self._removed:
+            return
         self._seq += 1
         try:
             size = self._store.append(self._id, self._seq, event)
@@ -414,11 +490,21 @@ class CoreChat(Chat):
             self._registry.on_info(self._id, copy.deepcopy(self._thread.info))  # a copy: the thread goes on changing it
 
     def _write_record(self) -> None:
+        if self._removed:
+            return
+        for ready in self._joiner.flush():
+            self._log_and_send(ready)  # the record must not hold text whose delta is not logged yet
         try:
-            self._store.write_record(self._id, {**self._thread.snapshot(), "seq": self._seq,
-                                                "resetSeq": self._generation_of_items})
+            # fsync and rename on the hub's threadpool: file work never holds the hub.
+            record = {**self._thread.snapshot(), "seq": self._seq, "resetSeq": self._generation_of_items}
+            gevent.get_hub().threadpool.apply(self._store.write_record, (self._id, record))
         except OSError as exc:
             chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
+
+
+def _provider(harness) -> str:
+    """The core's name of a harness (what chat.create takes): claude, codex."""
+    return "claude" if harness.HARNESS_ID == "claude-code" else harness.HARNESS_ID
 
 
 def _took_the_prompt(frame: dict) -> bool:

@@ -55,12 +55,17 @@ class CoreHost(pykka.ThreadingActor):
         for chat_id in self._store.chat_ids():
             try:
                 record, log = self._store.load(chat_id)
+                info = (record or {}).get("info") or log[0]["event"]["info"]
+                for line in log:
+                    if line["event"].get("type") in ("info", "reset"):
+                        info = line["event"]["info"]
+                if info.get("activeTurnId") or info.get("running"):
+                    self._load(chat_id, (record, log))
             except ChatUnreadable:
-                continue
-            info = (record or {}).get("info") or next((l["event"]["info"] for l in log
-                                                       if l["event"].get("type") in ("info", "reset")), None)
-            if info and any(l["event"].get("type") == "item" for l in log) or (info and info.get("activeTurnId")):
-                self._load(chat_id, (record, log))
+                continue  # answered chat-unreadable when a client asks for it; left as it is
+            except Exception as exc:  # noqa: BLE001 - one bad chat must not keep the others from loading
+                from actors.chatlog import daemon_log
+                daemon_log(f"bug: chat {chat_id} could not be settled at start: {exc!r}")
 
     def create(self, payload: dict) -> dict:
         chat_id = payload["chatId"]
@@ -96,9 +101,12 @@ class CoreHost(pykka.ThreadingActor):
     def _load(self, chat_id: str, stored) -> dict:
         record, log = stored
         info = (record or {}).get("info") or {}
-        harness = HARNESSES[PROVIDERS.get(info.get("provider"), "claude-code")] if info.get("provider") in PROVIDERS \
-            else HARNESSES.get(info.get("provider"), HARNESSES["claude-code"])
-        ref = CoreChat.start(chat_id=chat_id, harness=harness, cwd=info.get("cwd") or "/",
+        if not info and log:
+            info = log[0]["event"]["info"]  # a chat rebuilt from a log that starts at its beginning
+        harness = HARNESSES.get(PROVIDERS.get(info.get("provider"), info.get("provider")))
+        if harness is None:
+            raise CoreError("chat-unreadable", f"chat {chat_id} names an unknown provider {info.get('provider')!r}")
+        ref = CoreChat.start(chat_id=chat_id, harness=harness, cwd=info["cwd"],
                              command=self._command(harness), model=(info.get("selection") or {}).get("model"),
                              runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
                              clients=self._clients, registry=self.actor_ref.proxy(), stored=stored,

@@ -61,11 +61,19 @@ class ChatStore:
                     record = json.load(handle)
             except (OSError, ValueError, RecursionError) as exc:
                 raise ChatUnreadable(f"the record of chat {chat_id} cannot be read: {exc}") from None
-            if not isinstance(record, dict) or not isinstance(record.get("info"), dict) \
-                    or not isinstance(record.get("items"), list):
-                raise ChatUnreadable(f"the record of chat {chat_id} is not a chat record")
+            problem = record_problem(record)
+            if problem:
+                raise ChatUnreadable(f"the record of chat {chat_id} is not a chat record: {problem}")
         since = record.get("seq", 0) if record else 0
-        return record, [line for line in read_log(log_path) if line["seq"] > since]
+        log = [line for line in read_log(log_path) if line["seq"] > since]
+        for line in log:
+            problem = event_problem(line["event"])
+            if problem:
+                raise ChatUnreadable(f"the log of chat {chat_id} holds an event that is not one: {problem}")
+        if record is None and log and (log[0]["seq"] != 1 or log[0]["event"].get("type") not in ("info", "reset")):
+            # A log without its record can only rebuild a chat from its very start (K4).
+            raise ChatUnreadable(f"chat {chat_id} has a log but no record to read it against")
+        return record, log
 
     def write_record(self, chat_id: str, record: dict) -> None:
         """Writes the snapshot and folds the log lines it covers."""
@@ -93,7 +101,8 @@ class ChatStore:
             os.close(fd)
 
     def remove(self, chat_id: str) -> None:
-        for path in self._paths(chat_id):
+        # The log first: a crash between the two leaves a record (a whole chat), never a lone log.
+        for path in reversed(self._paths(chat_id)):
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -111,6 +120,49 @@ class ChatStore:
                 if name.startswith("c-") and name.endswith(suffix):
                     ids.add(unquote(name[2:-len(suffix)], errors="surrogatepass"))
         return sorted(ids)
+
+
+_INFO_KEYS = {"chatId": str, "provider": str, "cwd": str, "queue": list, "usage": dict, "status": str}
+
+
+def info_problem(info) -> str | None:
+    if not isinstance(info, dict):
+        return "info is not an object"
+    for key, kind in _INFO_KEYS.items():
+        if not isinstance(info.get(key), kind):
+            return f"info.{key} is missing or not a {kind.__name__}"
+    if not os.path.isabs(info["cwd"]):
+        return "info.cwd is not an absolute folder"
+    return None
+
+
+def item_problem(item) -> str | None:
+    if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"] \
+            or not isinstance(item.get("kind"), str):
+        return "an item without an id or a kind"
+    return None
+
+
+def record_problem(record) -> str | None:
+    if not isinstance(record, dict):
+        return "not an object"
+    if not isinstance(record.get("items"), list):
+        return "no item list"
+    return info_problem(record.get("info")) or next(
+        (p for p in (item_problem(item) for item in record["items"]) if p), None)
+
+
+def event_problem(event: dict) -> str | None:
+    kind = event.get("type")
+    if kind == "item":
+        return item_problem(event.get("item"))
+    if kind == "delta":
+        return None if isinstance(event.get("itemId"), str) and isinstance(event.get("text"), str) else "a bad delta"
+    if kind == "info":
+        return info_problem(event.get("info"))
+    if kind == "reset":
+        return info_problem(event.get("info")) or (None if isinstance(event.get("items"), list) else "a bad reset")
+    return f"unknown event type {kind!r}"
 
 
 def _last_byte(fd: int, size: int) -> bytes:

@@ -9,6 +9,7 @@ gets 403. Codes: ``bad-request`` (unreadable frame or payload), ``unknown-reques
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pykka
 
@@ -32,7 +33,7 @@ def _text(payload, key, required=True, limit=200_000):
 
 def _chat_id(payload) -> str:
     chat_id = _text(payload, "chatId", limit=200)
-    if any(ord(c) < 32 for c in chat_id):
+    if any(unicodedata.category(c) == "Cc" for c in chat_id):
         raise CoreError("bad-request", "`chatId` may not hold control characters")
     return chat_id
 
@@ -94,8 +95,8 @@ class CoreService:
     def do_chat_configure(self, payload, client):
         from actors.core_host import RUNTIME_MODES
         model = None
-        if isinstance(payload.get("selection"), dict):
-            model = payload["selection"].get("model") or ""
+        if isinstance(payload.get("selection"), dict) and "model" in payload["selection"]:
+            model = payload["selection"]["model"] or ""
             if not isinstance(model, str):
                 raise CoreError("bad-request", "`selection.model` must be a model id")
         runtime_mode = payload.get("runtimeMode")
@@ -112,6 +113,8 @@ class CoreService:
             raise CoreError("bad-request", "`since` must be a sequence number (0 or more)")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100):
             raise CoreError("bad-request", "`historyLimit` must be 1..100")
+        if chat_id in client.attached:  # attaching again replaces the earlier attach, never doubles it
+            _get(self._chat(payload).core_detach(client.attached.pop(chat_id)))
         answer = _get(self._chat(payload).core_attach(client.sink, since, limit))
         client.attached[chat_id] = answer.pop("subscriber")
         return answer
@@ -235,6 +238,7 @@ class CoreExtension:
 
     def start(self, context):
         from actors.core_host import CoreClients, CoreHost
+        self._lock = _lock_folder(self.data_dir)  # one daemon writes a core folder at a time
         clients = CoreClients()
         ref = CoreHost.start(self.data_dir, clients, commands=lambda: context.manifests.current().commands,
                              resuming_on=self.resuming_on)
@@ -270,6 +274,23 @@ class CoreExtension:
             answer = self.service.handle(frame) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
             return _http(200, answer)
+
+
+class FolderInUse(Exception):
+    pass
+
+
+def _lock_folder(folder: str):
+    import fcntl
+    import os
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    handle = open(os.path.join(folder, "lock"), "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise FolderInUse(f"another devhostd keeps its chats in {folder}; give this one its own --state-dir") from None
+    return handle  # held open (and locked) for the daemon's life
 
 
 def _http(status: int, body: dict):

@@ -27,7 +27,7 @@ from storage.panel import PanelPositions
 from web import agents, security
 from web.app import Context, DevhostApp
 from web import pages
-from web.core import CoreExtension
+from web.core import CoreExtension, FolderInUse
 from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
@@ -124,10 +124,15 @@ def main(argv=None) -> int:
                       source_root=development_source_root(CODE_DIR))
     extensions = [CoreExtension(os.path.join(state_dir, "core"), resuming_on=manifest_resumes(manifests)),
                   *EXTENSIONS]
-    for extension in extensions:
-        for name, ref in extension.start(context).items():  # after the core actors, stopped before them
-            started.append(ref)
-            context.actors[name] = ref.proxy()
+    try:
+        for extension in extensions:
+            for name, ref in extension.start(context).items():  # after the core actors, stopped before them
+                started.append(ref)
+                context.actors[name] = ref.proxy()
+    except FolderInUse as exc:
+        print(f"devhostd: {exc}", file=sys.stderr)
+        _stop(list(reversed(started)))
+        return 1
     server.application = DevhostApp(context, extensions)
     server.start()
 

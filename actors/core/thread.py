@@ -164,6 +164,20 @@ class Thread:
 
     # ---- restarts ----------------------------------------------------------------------------
 
+    def settle_after_restart(self) -> list[dict]:
+        """On load: no process survived, so nothing streams, no tool runs, no request waits
+        (pending ones are cancelled). The running turn itself is left to the resume decision."""
+        events: list[dict] = []
+        for item_id in list(self.order):
+            item = self.items[item_id]
+            if item.get("streaming"):
+                events += self.upsert({**item, "streaming": False})
+            if item["kind"] == "tool" and item.get("state") == "running":
+                events += self.upsert({**item, "state": "error"})
+        events += self.cancel_requests()
+        self.info["running"] = False
+        return events + self.refresh_info()
+
     def abort_interrupted(self, reason: str) -> list[dict]:
         """On load: the turn that was running when the daemon stopped ends aborted, with a note."""
         turn = self.active_turn()

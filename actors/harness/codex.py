@@ -29,6 +29,8 @@ CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
 FAILED_TURN = "Native Codex turn failed"
 NETWORK_WAIT_LIMIT = 120.0  # seconds of "Reconnecting... waiting for network" before devhost stops the turn
 NETWORK_WAIT_KEY = "network-wait"
+ANSWERABLE_REQUESTS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval",
+                       "item/permissions/requestApproval", "item/tool/requestUserInput")
 APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
 START_DEADLINE = 60.0
@@ -172,7 +174,7 @@ class CodexDriver:
         return [frame, self._deadline(frame)]
 
     def respond_frames(self, request_id, result: dict, kind: str = "") -> list[dict]:
-        if kind.endswith("/requestApproval") and result.get("decision") not in APPROVAL_DECISIONS:
+        if kind in ANSWERABLE_REQUESTS[:2] and result.get("decision") not in APPROVAL_DECISIONS:
             # Object decisions (e.g. an exec-policy amendment) persist beyond the chat: not from a page.
             raise ValueError(f"an approval answer is {{\"decision\": one of {', '.join(APPROVAL_DECISIONS)}}}")
         return [{"id": request_id, "result": result}]
@@ -189,6 +191,11 @@ class CodexDriver:
         if method is None:
             return False, []
         if "id" in frame:
+            if method not in ANSWERABLE_REQUESTS:
+                # Nothing in devhost can answer it (a client tool call, an MCP elicitation, a
+                # token refresh): say so at once, so Codex fails that step instead of waiting.
+                return True, [fx.Write(({"id": frame["id"], "error": {
+                    "code": -32601, "message": f"devhost does not answer {method}"}},))]
             return True, [fx.RequestOpened(frame["id"], method)]  # an approval or question
         params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         return True, self._notification(method, params)

@@ -153,7 +153,7 @@ def test_create_is_idempotent_per_id(core, project, tmp_path):
     other = tmp_path / "elsewhere"
     other.mkdir()
     again = create(host, "c1", str(other), provider="codex")
-    assert again == first and again["cwd"] == os.path.realpath(project) and again["provider"] == "claude-code"
+    assert again == first and again["cwd"] == os.path.realpath(project) and again["provider"] == "claude"
     assert [info["chatId"] for info in host.list().get(timeout=ASK)] == ["c1"]
     assert len(host.chats().get(timeout=ASK)) == 1
 
@@ -176,7 +176,7 @@ def test_a_chat_on_disk_keeps_its_provider_folder_and_model_when_created_again(c
     other.mkdir()
     again = create(core(), "c1", str(other), provider="codex", selection={"model": "opus"})
     assert (again["provider"], again["cwd"], again["selection"]["model"], again["runtimeMode"]) == (
-        "claude-code", os.path.realpath(project), "sonnet", "auto")
+        "claude", os.path.realpath(project), "sonnet", "auto")
 
 
 def test_an_unreadable_chat_is_refused_and_left_byte_identical(core, project):

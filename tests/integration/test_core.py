@@ -367,3 +367,41 @@ def test_configure_changes_the_model_of_the_next_message(core, daemon, mock, sta
     assert info["selection"]["model"] == "sonnet"
     _turn_ended(core, core.chats.send("m1", "two")["turnId"], "done")
     assert "sonnet" in mock.requests[1]["model"] and mock.requests[0]["model"] != mock.requests[1]["model"]
+
+
+def test_a_steer_joins_the_running_turn_once_the_cli_takes_it_up(core, daemon, mock, stack):
+    mock.add(text_reply(*["slow "] * 40, delay=0.1), text_reply("steered answer"))
+    core.chats.create("s1", provider="claude", cwd=str(stack / "project"))
+    core.chats.attach("s1")
+    turn = core.chats.send("s1", "a long story")["turnId"]
+    _event(core, lambda ev: ev.get("type") == "delta", "streaming")
+    steer = core.chats.send("s1", "and make it short", delivery="steer")
+    assert steer["turnId"] == turn
+    user = _event(core, lambda ev: ev.get("type") == "item" and ev["item"]["kind"] == "user"
+                  and ev["item"]["text"] == "and make it short", "the steer taken up")["item"]
+    assert user["turnId"] == turn
+    _turn_ended(core, turn, "done")
+    assert message_text(mock.requests[-1]).split()[-1] == "short"
+    wait_until(lambda: next(c for c in core.chats.list() if c["chatId"] == "s1")["queue"] == [],
+               what="the steer to leave the queue")
+
+
+def test_a_cancel_right_after_a_send_stops_the_turn_before_the_cli_runs_it(core, daemon, mock, stack):
+    mock.add(text_reply("must not be asked for"))
+    core.chats.create("s2", provider="claude", cwd=str(stack / "project"))
+    core.chats.attach("s2")
+    turn = core.chats.send("s2", "hello")["turnId"]
+    core.chats.cancel("s2")
+    _turn_ended(core, turn, "aborted")
+    after = core.chats.send("s2", "after the cancel")
+    assert after["queued"] is False  # a send after the abort goes out at once, the queue resumes
+
+
+def test_a_second_daemon_on_the_same_state_folder_is_refused(daemon, stack, daemon_env):
+    import subprocess
+    import sys
+    from tests.integration.daemon import REPO
+    second = subprocess.run([sys.executable, str(REPO / "bin" / "devhostd"), "--port", "0", "--state-dir",
+                             str(stack / "state"), "--config", str(stack / "devhost.toml")],
+                            env=daemon_env, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1 and "own --state-dir" in second.stderr

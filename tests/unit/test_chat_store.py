@@ -6,6 +6,7 @@ import stat
 import pytest
 
 from storage import chat_store
+from actors.core.thread import new_info
 from storage.chat_store import ChatStore, ChatUnreadable, encode_id, read_log
 
 ODD_IDS = ["../x", "../../etc/passwd", "/", "/abs/path", ".", "..", "a/b", "a\\b", "~", "-rf", ".hidden", " ",
@@ -18,9 +19,15 @@ def store(tmp_path) -> ChatStore:
     return ChatStore(str(tmp_path / "data"))
 
 
+def info(n=0) -> dict:
+    value = new_info("c1", "claude", "/tmp/project", None, "full-access")
+    value["usage"]["turns"] = n
+    value["createdAt"] = 1_700_000_000_000
+    return value
+
+
 def record(text="hello", seq=0) -> dict:
-    return {"info": {"chatId": "c1", "status": "idle"}, "items": [{"id": "u", "kind": "user", "text": text}],
-            "seq": seq, "resetSeq": 0}
+    return {"info": info(), "items": [{"id": "u", "kind": "user", "text": text}], "seq": seq, "resetSeq": 0}
 
 
 # ---- ids ----------------------------------------------------------------------------------------
@@ -35,7 +42,7 @@ def test_an_encoded_id_is_one_ordinary_file_name(chat_id):
 @pytest.mark.parametrize("chat_id", ODD_IDS)
 def test_every_id_names_files_inside_the_chats_folder(store, chat_id):
     store.write_record(chat_id, record())
-    store.append(chat_id, 1, {"type": "info", "info": {}})
+    store.append(chat_id, 1, {"type": "info", "info": info()})
     assert sorted(os.listdir(store.folder)) == [encode_id(chat_id) + ".json", encode_id(chat_id) + ".log"]
     assert os.listdir(os.path.dirname(store.folder)) == ["chats"]
 
@@ -47,9 +54,9 @@ def test_ids_round_trip_through_the_folder_listing(store):
 
 
 def test_a_chat_with_only_a_log_is_listed_once(store):
-    store.append("only-log", 1, {"type": "info", "info": {}})
+    store.append("only-log", 1, {"type": "info", "info": info()})
     store.write_record("both", record())
-    store.append("both", 1, {"type": "info", "info": {}})
+    store.append("both", 1, {"type": "info", "info": info()})
     assert store.chat_ids() == ["both", "only-log"]
 
 
@@ -74,7 +81,7 @@ def test_an_id_too_long_for_a_file_name_is_refused_up_front(store):
         encode_id("/" * 200)  # 600 characters encoded: no file system takes that name
     longest = "a" * (chat_store.MAX_NAME - len("c-"))
     store.write_record(longest, record())
-    store.append(longest, 1, {"type": "info", "info": {}})
+    store.append(longest, 1, {"type": "info", "info": info()})
     assert store.chat_ids() == [longest]
 
 
@@ -91,8 +98,8 @@ def test_append_writes_one_json_line_per_event_with_seq_and_time(store):
 
 
 def test_append_answers_the_logs_size(store):
-    first = store.append("c1", 1, {"type": "info", "info": {}})
-    second = store.append("c1", 2, {"type": "info", "info": {}})
+    first = store.append("c1", 1, {"type": "info", "info": info()})
+    second = store.append("c1", 2, {"type": "info", "info": info()})
     assert second == os.path.getsize(store.log_path("c1")) and 0 < first < second
 
 
@@ -126,10 +133,10 @@ def test_lines_whose_seq_does_not_climb_are_skipped(store):
 @pytest.mark.parametrize("garbage", [b"not json", b"[1,2]", b'{"seq":"2","event":{}}', b'{"seq":2}',
                                      b'{"seq":2,"event":"x"}', b'{"seq":true,"event":{}}', b"\xff\xfe", b"[" * 5000])
 def test_a_garbled_line_in_the_middle_is_skipped(store, garbage):
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     with open(store.log_path("c1"), "ab") as handle:
         handle.write(garbage + b"\n")
-    store.append("c1", 3, {"type": "info", "info": {}})
+    store.append("c1", 3, {"type": "info", "info": info()})
     assert [line["seq"] for line in read_log(store.log_path("c1"))] == [1, 3]
 
 
@@ -138,7 +145,7 @@ def test_a_missing_log_reads_as_empty(store):
 
 
 def test_the_log_is_private(store):
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     assert stat.S_IMODE(os.stat(store.log_path("c1")).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(store.folder).st_mode) == 0o700
 
@@ -156,7 +163,7 @@ def test_write_record_makes_a_0600_file_in_a_0700_folder(store):
 
 
 def test_write_record_folds_the_log_it_covers(store):
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     store.write_record("c1", record(seq=1))
     assert not os.path.exists(store.log_path("c1"))
     assert store.load("c1") == (record(seq=1), [])
@@ -170,7 +177,7 @@ def test_write_record_leaves_no_temporary_file(store):
 
 def test_a_record_write_that_fails_leaves_the_old_record_whole(store, monkeypatch):
     store.write_record("c1", record("old"))
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     before = open(_record_path(store, "c1"), "rb").read()
 
     def broken_replace(*args):
@@ -185,7 +192,7 @@ def test_a_record_write_that_fails_leaves_the_old_record_whole(store, monkeypatc
 
 def test_load_is_the_record_plus_the_log_lines_after_its_seq(store):
     for seq in (1, 2, 3):
-        store.append("c1", seq, {"type": "info", "info": {"n": seq}})
+        store.append("c1", seq, {"type": "info", "info": info(seq)})
     with open(store.log_path("c1"), "rb") as handle:
         log = handle.read()
     store.write_record("c1", record(seq=2))
@@ -196,7 +203,7 @@ def test_load_is_the_record_plus_the_log_lines_after_its_seq(store):
 
 
 def test_a_chat_with_only_a_log_loads_with_no_record(store):
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     loaded, lines = store.load("c1")
     assert loaded is None and [line["seq"] for line in lines] == [1]
 
@@ -204,7 +211,7 @@ def test_a_chat_with_only_a_log_loads_with_no_record(store):
 @pytest.mark.parametrize("content", [b"{not json", b"", b"[]", b'{"info": {}}', b'{"info": [], "items": []}',
                                      b'{"info": {}, "items": {}}', b"\xff\xfe\x00", b"[" * 100_000])
 def test_an_unreadable_record_is_refused_and_left_byte_identical_with_its_log(store, content):
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     os.makedirs(store.folder, exist_ok=True)
     with open(_record_path(store, "c1"), "wb") as handle:
         handle.write(content)
@@ -219,7 +226,7 @@ def test_an_unreadable_record_is_refused_and_left_byte_identical_with_its_log(st
 
 def test_remove_deletes_record_and_log(store):
     store.write_record("c1", record())
-    store.append("c1", 1, {"type": "info", "info": {}})
+    store.append("c1", 1, {"type": "info", "info": info()})
     store.write_record("c2", record())
     store.remove("c1")
     assert not store.exists("c1") and store.chat_ids() == ["c2"]
@@ -227,6 +234,28 @@ def test_remove_deletes_record_and_log(store):
 
 def test_remove_of_a_chat_that_has_no_files_is_no_error(store):
     store.remove("nobody")
-    store.append("log-only", 1, {"type": "info", "info": {}})
+    store.append("log-only", 1, {"type": "info", "info": info()})
     store.remove("log-only")
     assert store.chat_ids() == []
+
+
+@pytest.mark.parametrize("bad", [{"info": {"chatId": "c1"}, "items": []},
+                                 {"info": info(), "items": [{"kind": "user"}]},
+                                 {"info": {**info(), "cwd": "relative"}, "items": []}])
+def test_a_record_that_is_not_the_shape_of_a_chat_is_unreadable(store, bad):
+    store.write_record("c1", bad)
+    with pytest.raises(ChatUnreadable):
+        store.load("c1")
+
+
+def test_a_log_event_that_is_not_an_event_makes_the_chat_unreadable(store):
+    store.append("c1", 1, {"type": "info", "info": info()})
+    store.append("c1", 2, {"type": "info"})
+    with pytest.raises(ChatUnreadable, match="not one"):
+        store.load("c1")
+
+
+def test_a_log_without_its_record_only_rebuilds_a_chat_from_its_start(store):
+    store.append("c1", 5, {"type": "item", "item": {"id": "a", "kind": "assistant", "text": "x"}})
+    with pytest.raises(ChatUnreadable, match="no record"):
+        store.load("c1")
