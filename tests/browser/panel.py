@@ -56,7 +56,8 @@ class Panel:
         expect(self.find(".badge")).to_have_attribute("data-status", status, timeout=timeout)
 
     def texts(self) -> list[str]:
-        return self.items().all_inner_texts()
+        """Each item as "key|text": keys are stable across resyncs, so a duplicate shows up."""
+        return self.items().evaluate_all("(items) => items.map((i) => `${i.dataset.key}|${i.textContent}`)")
 
 
 def kill_connections_to(port: int) -> None:
