@@ -156,7 +156,7 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
             continue
         if inject and lower in ("content-length", "content-encoding", "content-md5"):
             continue  # the body changes; the server sends it chunked, uncompressed
-        if lower == "location" and value.startswith(upstream.origin):
+        if lower == "location" and _names_origin(value, upstream.origin):
             value = f"http://{environ.get('HTTP_HOST', '')}{value[len(upstream.origin):]}"
         headers.append((name, value))
     decoder = None
@@ -165,6 +165,11 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
     elif inject and method != "HEAD" and encoding == "deflate":
         decoder = _Deflate()
     return headers, inject and method != "HEAD", decoder
+
+
+def _names_origin(url: str, origin: str) -> bool:
+    """Whether ``url`` is on ``origin`` itself (not merely a longer port or host that starts alike)."""
+    return url.startswith(origin) and url[len(origin):len(origin) + 1] in ("", "/", "?", "#")
 
 
 class _Deflate:

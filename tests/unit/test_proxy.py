@@ -1,7 +1,7 @@
 """Where the devtools script goes into HTML, however the body is cut into chunks."""
 from __future__ import annotations
 
-from web.proxy import PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, request_target
+from web.proxy import PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, _names_origin, request_target
 
 
 def inject(*chunks: bytes) -> bytes:
@@ -46,3 +46,10 @@ def test_the_upstream_path_is_only_ever_a_path_on_the_manifests_upstream():
     # An absolute-form request line names another host: only its path is kept.
     assert request_target({"PATH_INFO": "http://evil.example/steal"}, upstream) == "/base/steal"
     assert Upstream.parse("https://localhost").port == 443
+
+
+def test_only_locations_on_the_upstreams_own_origin_are_pointed_back():
+    assert _names_origin("http://127.0.0.1:3000/login", "http://127.0.0.1:3000")
+    assert _names_origin("http://127.0.0.1:3000", "http://127.0.0.1:3000")
+    assert not _names_origin("http://127.0.0.1:30000/x", "http://127.0.0.1:3000")
+    assert not _names_origin("https://example.com/", "http://127.0.0.1:3000")

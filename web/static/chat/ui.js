@@ -113,6 +113,12 @@ export class Panel {
       this.composer.addFiles([...(event.dataTransfer?.files || [])]);
     });
     makeDraggable(u.panel, u.header, (position) => this.savePosition(position));
+    // A smaller window must not strand a dragged panel off screen (the saved spot stays as it is).
+    window.addEventListener("resize", () => {
+      if (u.panel.dataset.placed === "yes") {
+        this._applyPlacement({ left: parseFloat(u.panel.style.left), top: parseFloat(u.panel.style.top) });
+      }
+    });
   }
 
   // ---- start -----------------------------------------------------------------------------------
