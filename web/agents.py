@@ -15,28 +15,24 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from urllib.parse import parse_qs
 
 import bottle
-import gevent
-import gevent.queue
 import pykka
 
 from actors.agent_scanner import AgentScanner
 from actors.agents import rows as agent_rows
 from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
-from web.app import Endpoint, Refusal
+from web.app import Endpoint, Refusal, refusals_as_json
 from web.routing import RouteError, resolve_directory
+from web.sinks import SocketSink, abort, write_live
 from web.websocket import MessageTooBig
 
 ASK_TIMEOUT = 20.0
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 PAGE_FILES = {"activity": ("agents-activity.html", "text/html; charset=utf-8"),
               "activity.js": ("agents-activity.js", "text/javascript; charset=utf-8")}
-SINK_LIMIT_BYTES = 8 * 1024 * 1024
-_CLOSE = object()
 
 
 class AgentsExtension:
@@ -119,14 +115,7 @@ def _query(request) -> dict:
 def install_routes(app: bottle.Bottle, context) -> None:
     request = bottle.request
 
-    def handler(function):
-        def wrapped(*args, **kwargs):
-            try:
-                return function(*args, **kwargs)
-            except Refusal as exc:
-                return _json({"error": str(exc)}, exc.status)
-        wrapped.__name__ = function.__name__
-        return wrapped
+    handler = refusals_as_json
 
     @app.get("/__devhost__/agents")
     @handler
@@ -174,43 +163,9 @@ def _check_stream(context, environ):
     return _scanner(context), directory
 
 
-class StreamSink:
-    """What the scanner pushes a stream's messages into; push and close never block it. A
-    client that falls more than SINK_LIMIT_BYTES behind is disconnected (1013)."""
-
-    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
-        self.queue = gevent.queue.Queue()
-        self._limit = limit_bytes
-        self._queued = 0
-        self._abort = abort
-        self.closed = False
-
-    def push(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        if self._queued + len(frame) > self._limit:
-            self.closed = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait((_CLOSE, 1013, "client too slow; reconnect"))
-            if self._abort is not None:
-                self._abort()
-            return
-        self._queued += len(frame)
-        self.queue.put_nowait(frame)
-
-    def taken(self, frame: bytes) -> None:
-        self._queued -= len(frame)
-
-    def close(self, code: int, reason: str = "") -> None:
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait((_CLOSE, code, reason))
-
-
 def serve_activity(ws, checked) -> None:
     scanner, directory = checked
-    sink = StreamSink(abort=lambda: _abort(ws))
+    sink = SocketSink(abort=lambda: abort(ws))
     try:
         watch_id = scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
@@ -218,7 +173,7 @@ def serve_activity(ws, checked) -> None:
         sink.close(1011)  # a watch registered after all is dropped at the scanner's next poll
         ws.close(1011)
         return
-    writer = spawn_logged(_write, ws, sink)
+    writer = spawn_logged(write_live, ws, sink)
     try:
         while not sink.closed:
             try:
@@ -236,25 +191,3 @@ def serve_activity(ws, checked) -> None:
             writer.kill(block=False)
 
 
-def _write(ws, sink: StreamSink) -> None:
-    try:
-        while True:
-            item = sink.queue.get()
-            if isinstance(item, tuple) and item and item[0] is _CLOSE:
-                ws.close(item[1], item[2])
-                return
-            sink.taken(item)
-            ws.send_text(item)
-    except Exception as exc:  # noqa: BLE001 - a dead peer, or a bug: logged, the socket is cut
-        if not ws.closed:
-            daemon_log(f"agents: activity stream writer stopped: {exc!r}")
-            _abort(ws)
-    finally:
-        sink.closed = True
-
-
-def _abort(ws) -> None:
-    try:
-        ws.handler.socket.shutdown(socket.SHUT_RDWR)
-    except (OSError, AttributeError):
-        pass

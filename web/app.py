@@ -65,6 +65,17 @@ def _json(value, status: int = 200) -> bottle.HTTPResponse:
                                headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
 
 
+def refusals_as_json(function):
+    """A route whose Refusal becomes its JSON answer: {"error": ...} with the refusal's status."""
+    def wrapped(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Refusal as exc:
+            return _json({"error": str(exc)}, exc.status)
+    wrapped.__name__ = function.__name__
+    return wrapped
+
+
 def _ask(future, timeout: float = ASK_TIMEOUT):
     try:
         return future.get(timeout=timeout)
@@ -222,14 +233,7 @@ def build_routes(context: Context) -> bottle.Bottle:
     app = bottle.Bottle(catchall=True)
     request = bottle.request
 
-    def handler(function):
-        def wrapped(*args, **kwargs):
-            try:
-                return function(*args, **kwargs)
-            except Refusal as exc:
-                return _json({"error": str(exc)}, exc.status)
-        wrapped.__name__ = function.__name__
-        return wrapped
+    handler = refusals_as_json
 
     def directory_from_query():
         return _directory(context, request.environ, request.query.get("pageURL"), request.query.get("chatTarget"))

@@ -7,58 +7,18 @@ so a long conversation does not have to fit in memory.
 from __future__ import annotations
 
 import json
-import socket
 
 import gevent
-import gevent.queue
 
 from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
+from web.sinks import SocketSink, abort, write_live
 from web.websocket import MessageTooBig
 
-SINK_LIMIT_BYTES = 32 * 1024 * 1024  # queued for one socket before its client counts as too slow
-_CLOSE = object()
-
-
-class SocketSink:
-    """What the Chat actor holds for a socket: push and close never block the actor."""
-
-    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
-        self.queue = gevent.queue.Queue()
-        self._limit = limit_bytes
-        self._queued = 0
-        self._abort = abort  # cuts the connection when the client stopped reading altogether
-        self.closed = False
-
-    def push(self, frame: bytes) -> None:
-        if self.closed:
-            return
-        if self._queued + len(frame) > self._limit:
-            # Too slow to keep up: drop what waits and disconnect; the page reconnects to a
-            # snapshot, which has everything. A writer stuck in a send is woken by the abort.
-            self.closed = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait((_CLOSE, 1013, "client too slow; reconnect for a snapshot"))
-            if self._abort is not None:
-                self._abort()
-            return
-        self._queued += len(frame)
-        self.queue.put_nowait(frame)
-
-    def taken(self, frame: bytes) -> None:
-        self._queued -= len(frame)
-
-    def close(self, code: int, reason: str = "") -> None:
-        if not self.closed:
-            self.closed = True
-            self.queue.put_nowait((_CLOSE, code, reason))
-
-
 def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
-    sink = SocketSink(abort=lambda: _abort(ws))
+    sink = SocketSink(abort=lambda: abort(ws))
     try:
         subscriber, record, pending, reader = chat.attach(sink).get(timeout=10)
     except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
@@ -122,36 +82,10 @@ def _write(ws, sink, record, pending, reader) -> None:
     except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
             daemon_log(f"chat socket writer stopped: {exc!r}")
-            _abort(ws)  # a half-sent snapshot must not leave the page waiting
+            abort(ws)  # a half-sent snapshot must not leave the page waiting
         sink.closed = True
         return
-    _write_live(ws, sink)
-
-
-def _write_live(ws, sink) -> None:
-    """Writes what the sink receives until it closes; the only writer of its socket."""
-    try:
-        while True:
-            item = sink.queue.get()
-            if isinstance(item, tuple) and item and item[0] is _CLOSE:
-                ws.close(item[1], item[2])
-                return
-            sink.taken(item)
-            ws.send_text(item)
-    except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
-        if not ws.closed:
-            daemon_log(f"socket writer stopped: {exc!r}")
-            _abort(ws)
-    finally:
-        sink.closed = True
-
-
-def _abort(ws) -> None:
-    """Cuts the TCP connection under a socket whose peer stopped reading; both greenlets wake."""
-    try:
-        ws.handler.socket.shutdown(socket.SHUT_RDWR)
-    except (OSError, AttributeError):
-        pass
+    write_live(ws, sink)
 
 
 def _snapshot_pieces(record, pending, reader):

@@ -15,7 +15,7 @@ import pykka
 
 from actors.chatlog import daemon_log
 from actors.core.queue import CoreError
-from web.chat_socket import SocketSink
+from web.sinks import SocketSink, abort, write_live
 
 ASK_TIMEOUT = 15.0
 MAX_REQUEST_BYTES = 1 << 20
@@ -198,11 +198,10 @@ class CoreClient:
 
 def serve_core_socket(ws, service: CoreService) -> None:
     from actors.guard import spawn_logged
-    from web.chat_socket import _abort, _write_live
-    sink = SocketSink(abort=lambda: _abort(ws))
+    sink = SocketSink(abort=lambda: abort(ws))
     client = CoreClient(sink)
     service.clients.add(sink)
-    writer = spawn_logged(_write_live, ws, sink)
+    writer = spawn_logged(write_live, ws, sink)
     try:
         while not sink.closed:
             message = ws.receive()

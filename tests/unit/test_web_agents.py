@@ -32,24 +32,3 @@ def test_activity_only_on_the_control_origin(host, allowed):
         with pytest.raises(Refusal) as refused:
             agents._only_control_origin(Context(), environ)
         assert refused.value.status == 403
-
-
-def test_a_sink_too_far_behind_closes_with_1013_and_drops_what_waits():
-    cut = []
-    sink = agents.StreamSink(limit_bytes=10, abort=lambda: cut.append(True))
-    sink.push(b"12345")
-    sink.taken(sink.queue.get_nowait())
-    sink.push(b"123456")
-    sink.push(b"12345")  # 11 bytes waiting: too slow
-    assert sink.closed and cut == [True]
-    item = sink.queue.get_nowait()
-    assert item[1] == 1013 and sink.queue.empty()
-    sink.push(b"x")
-    assert sink.queue.empty()
-
-
-def test_closing_a_sink_queues_one_close():
-    sink = agents.StreamSink()
-    sink.close(1001, "stopping")
-    sink.close(1000)
-    assert sink.queue.qsize() == 1 and sink.queue.get_nowait()[1:] == (1001, "stopping")
