@@ -122,7 +122,7 @@ class DevhostApp:
         manifest = self.context.manifests.current()
         return security.allowed_hosts(self.context.control_host, [s.host for s in manifest.services], self.context.port)
 
-    def _refusal(self, environ) -> tuple[str, str] | None:
+    def refusal(self, environ) -> tuple[str, str] | None:
         host = environ.get("HTTP_HOST")
         message = security.host_refusal(host, self._allowed_hosts())
         if message:
@@ -137,7 +137,7 @@ class DevhostApp:
         return None
 
     def websocket_precheck(self, environ):
-        refusal = self._refusal(environ)
+        refusal = self.refusal(environ)
         if refusal:
             return refusal
         endpoint = self.websockets.get(environ.get("PATH_INFO"))
@@ -154,7 +154,7 @@ class DevhostApp:
         return None
 
     def __call__(self, environ, start_response):
-        refusal = self._refusal(environ)
+        refusal = self.refusal(environ)
         if refusal:
             status, message = refusal
             body = json.dumps({"error": message}).encode()

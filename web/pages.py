@@ -106,7 +106,7 @@ def app_socket(app, handler) -> None:
     environ = handler.environ
     # The pre-upgrade check is bypassed for these, so the Host rule is applied here. Origin is
     # the app's business outside /__devhost__/: it is passed on for the app to judge.
-    refusal = app._refusal(environ)
+    refusal = app.refusal(environ)
     if refusal:
         proxy.answer(handler, *refusal)
         return
