@@ -86,15 +86,12 @@ listener, ends open streams at their next chunk and kills the remaining handlers
 """
 import gzip
 import http
-import itertools
 import json
-import threading
 import time
 import uuid
-from collections import deque
 from urllib.parse import urlsplit
 
-from gevent import pool, pywsgi
+from tests.scripted_server import ScriptedServer
 
 DEFAULT_TEXT = "mock: nothing scripted"
 MODEL_IDS = ("gpt-5.5",)
@@ -236,89 +233,13 @@ def _status_line(status):
     return f"{status} {phrase}"
 
 
-class MockOpenAI:
+class MockOpenAI(ScriptedServer):
     """Scripted Responses API on 127.0.0.1:<ephemeral port>; see the module docstring."""
 
-    def __init__(self, script=()):
-        self._lock = threading.Condition()
-        self._script = deque(script)
-        self._stopping = threading.Event()
-        self._server = None
-        self._counter = itertools.count(1)
-        self._open_streams = 0
-        self.requests = []  # parsed bodies of model-turn requests, in arrival order
-        self.log = []  # every request: {"kind", "method", "path", "headers", "body"}
-        self.url = None
+    url_suffix = "/v1"
 
-    # -- life cycle ---------------------------------------------------------------------
-
-    def start(self):
-        if self._server is not None:
-            raise RuntimeError("MockOpenAI already started")
-        self._stopping.clear()
-        self._server = pywsgi.WSGIServer(("127.0.0.1", 0), self._app, spawn=pool.Pool(256),
-                                         log=None)
-        self._server.start()
-        self.url = f"http://127.0.0.1:{self._server.server_port}/v1"
-        return self
-
-    def stop(self):
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()  # slow streams end at their next chunk
-        server.stop(timeout=0.5)  # then idle keep-alive handlers are killed
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    # -- script and records -------------------------------------------------------------
-
-    def add(self, *replies):
-        """Append replies to the script."""
-        with self._lock:
-            self._script.extend(replies)
-
-    @property
-    def remaining(self):
-        """How many scripted replies are still waiting (a sticky error counts as one)."""
-        with self._lock:
-            return len(self._script)
-
-    @property
-    def open_streams(self):
-        """How many SSE answers are being written right now (a cut stream counts until the
-        mock's next write to it fails)."""
-        with self._lock:
-            return self._open_streams
-
-    def wait_for_requests(self, n, timeout=10.0):
-        """Block until at least ``n`` model-turn requests arrived; return a copy of them."""
-        with self._lock:
-            if not self._lock.wait_for(lambda: len(self.requests) >= n, timeout):
-                seen = [(e["kind"], e["method"], e["path"]) for e in self.log]
-                raise TimeoutError(f"mock got {len(self.requests)} model-turn requests, "
-                                   f"wanted {n} within {timeout}s; all requests: {seen}")
-            return list(self.requests)
-
-    def _take(self, body):
-        """Record a model-turn request and pick its reply."""
-        with self._lock:
-            self.requests.append(body)
-            self._lock.notify_all()
-            if not self._script:
-                return text_reply(DEFAULT_TEXT)
-            reply = self._script[0]
-            if reply.error and reply.times is None:
-                return reply  # sticky
-            if reply.error and reply.times > 1:
-                reply.times -= 1
-                # Hand out a one-shot copy so the repr of the queued one stays truthful.
-                return Reply(status=reply.status, error=reply.error, headers=reply.headers)
-            return self._script.popleft()
+    def _default_reply(self):
+        return text_reply(DEFAULT_TEXT)
 
     # -- HTTP ---------------------------------------------------------------------------
 
