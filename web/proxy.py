@@ -107,18 +107,31 @@ def _connection_tokens(value: str) -> set[str]:
 
 def _body(environ):
     stream = environ["wsgi.input"]
-    while True:
-        data = stream.read(CHUNK)
+    remaining = _content_length(environ)  # None: chunked, read to its end
+    while remaining is None or remaining > 0:
+        data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
         if not data:
             return
+        if remaining is not None:
+            remaining -= len(data)
         yield data
+
+
+def _content_length(environ) -> int | None:
+    value = (environ.get("CONTENT_LENGTH") or "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def forward(upstream: Upstream, environ, start_response, error_page):
     """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot."""
     method = environ.get("REQUEST_METHOD", "GET")
     connection = upstream.connection(CONNECT_TIMEOUT)
-    has_body = bool(environ.get("CONTENT_LENGTH")) or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    transfer_encoding = environ.get("HTTP_TRANSFER_ENCODING")
+    if transfer_encoding is not None and transfer_encoding.strip().lower() != "chunked":
+        # Anything but plain chunked would be framed differently here and upstream.
+        return error_page("400 Bad Request", "devhostd only passes on request bodies sent with "
+                                             "Content-Length or Transfer-Encoding: chunked.")
+    has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
     try:
         connection.connect()
         connection.sock.settimeout(RESPONSE_TIMEOUT)

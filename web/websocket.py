@@ -146,6 +146,11 @@ class DevhostHandler(WebSocketHandler):
         if raw_upgrade is not None and _is_upgrade(self.environ) \
                 and not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):
             return raw_upgrade(self)  # e.g. the app's own hot-reload socket, passed through
+        if not _is_upgrade(self.environ) and self.wsgi_input is not None:
+            # pywsgi hands the raw socket over as wsgi.input for any "Connection: upgrade";
+            # a request that is no WebSocket upgrade reads its body bounded, as any other.
+            self.environ["wsgi.input"] = self.wsgi_input
+            self.environ["wsgi.input_terminated"] = True
         check = getattr(self.application, "websocket_precheck", None)
         if _is_upgrade(self.environ) and check is not None:
             refusal = check(self.environ)

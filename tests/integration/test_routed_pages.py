@@ -181,3 +181,108 @@ def test_a_gzipped_page_that_is_cut_short_ends_the_response_without_a_500(daemon
     assert status == 200 and body.startswith(b"<!doctype html><head>" + PANEL_SCRIPT)
     server.join(timeout=5)
     listener.close()
+
+
+# ---- raw sockets on both sides: exactly the bytes a defect needs -------------------------------
+
+def raw_exchange(daemon, payload: bytes, wait: float = 5.0, half_close: bool = False) -> bytes:
+    """Sends ``payload`` to devhostd and returns all it answers until it closes or ``wait`` passes."""
+    client = socket.create_connection(("127.0.0.1", daemon.port), timeout=wait)
+    client.sendall(payload)
+    if half_close:
+        client.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while True:
+            data = client.recv(65536)
+            if not data:
+                break
+            out += data
+    except socket.timeout:
+        pass
+    finally:
+        client.close()
+    return out
+
+
+class RawUpstream:
+    """An upstream that answers every connection with ``reply(request_bytes) -> bytes`` (None: stall)."""
+
+    def __init__(self, reply, close: bool = True):
+        self.reply, self.close_after = reply, close
+        self.received: list[bytes] = []
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen()
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.server = gevent.spawn(self._serve)
+
+    def _serve(self):
+        while True:
+            conn, _ = self.listener.accept()
+            gevent.spawn(self._one, conn)
+
+    def _one(self, conn):
+        request = b""
+        conn.settimeout(10)
+        try:
+            while b"\r\n\r\n" not in request:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                request += data
+            gevent.sleep(0.2)  # whatever else the proxy sends along
+            conn.setblocking(False)
+            try:
+                request += conn.recv(65536)
+            except OSError:
+                pass
+            conn.setblocking(True)
+            self.received.append(request)
+            answer = self.reply(request)
+            if answer is None:
+                gevent.sleep(30)
+                return
+            conn.sendall(answer)
+        except OSError:
+            return
+        finally:
+            if self.close_after:
+                conn.close()
+
+    def stop(self):
+        self.server.kill()
+        self.listener.close()
+
+
+@pytest.fixture
+def raw_upstream(daemon, upstream):
+    """Points the manifest's upstream at a RawUpstream: ``raw_upstream(reply)``."""
+    made = []
+
+    def make(reply, close=True):
+        raw = RawUpstream(reply, close)
+        made.append(raw)
+        path = daemon.stderr_path.parent / "devhost.toml"
+        path.write_text(path.read_text().replace(upstream.url, raw.url))
+        return raw
+    yield make
+    for raw in made:
+        raw.stop()
+
+
+def test_connection_upgrade_on_a_plain_request_cannot_smuggle_a_second_request(daemon, upstream):
+    host = daemon.host().encode()
+    smuggled = b"GET /smuggled HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+    out = raw_exchange(daemon, b"POST /echo HTTP/1.1\r\nHost: " + host + b"\r\nConnection: upgrade\r\n"
+                       b"Content-Length: 5\r\n\r\nhello" + smuggled, half_close=True)
+    assert b'"body": "hello"' in out or b'"body":"hello"' in out, out
+    assert not [r for r in upstream.requests if r[1] == "/smuggled"]
+
+
+def test_a_transfer_encoding_other_than_chunked_is_refused(daemon, upstream):
+    host = daemon.host().encode()
+    out = raw_exchange(daemon, b"POST /echo HTTP/1.1\r\nHost: " + host + b"\r\nTransfer-Encoding: gzip, chunked\r\n"
+                       b"Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 400"), out
+    assert not [r for r in upstream.requests if r[1] == "/echo"]
