@@ -16,6 +16,8 @@ import json
 
 import gevent
 
+from actors.chatlog import daemon_log
+
 from actors.agents import events as ev
 from actors.agents import opencode
 from actors.agents.claude import ClaudeParser
@@ -163,8 +165,11 @@ class Watch:
 
     def read(self) -> list[dict]:
         messages = []
-        for follow in list(self._follows.values()):
-            messages += follow.read()
+        for key, follow in list(self._follows.items()):
+            try:
+                messages += follow.read()
+            except Exception as exc:  # noqa: BLE001 - one agent's odd record must not cost the others theirs
+                daemon_log(f"agents: a transcript record could not be followed ({type(exc).__name__}); skipped")
             gevent.sleep(0)
         return messages
 

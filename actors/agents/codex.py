@@ -284,11 +284,15 @@ def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now
         threads[agent.pid] = rollouts
 
     def make(agent, path, meta, thread=""):
-        row = Found(HARNESS, agent.pid, agent.start_time, meta.get("cwd") if thread and meta else agent.cwd,
-                    thread=thread, last_activity=agent.start_ms)
+        meta_cwd = meta.get("cwd") if meta else None
+        cwd = meta_cwd if thread and isinstance(meta_cwd, str) and meta_cwd.startswith("/") else agent.cwd
+        row = Found(HARNESS, agent.pid, agent.start_time, cwd, thread=thread, last_activity=agent.start_ms)
         if meta:
             row.session_id = meta["id"]
-            row.name = names.get(codex_home(agent.env, home_of(agent))).get(meta["id"])
+            try:
+                row.name = names.get(codex_home(agent.env, home_of(agent))).get(meta["id"])
+            except (OSError, ValueError, AttributeError):
+                pass  # a name is a nicety: an unreadable index costs the row nothing
         if path:
             try:
                 summary = summaries.get(path, CodexSummary)

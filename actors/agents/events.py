@@ -13,6 +13,7 @@ Event types (agent-parser, as reconstructed from its consumers): ``run_started``
 from __future__ import annotations
 
 import json
+import math
 import time
 from datetime import datetime
 
@@ -37,7 +38,7 @@ def iso_ms(value) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return int(value)
+        return int(value) if math.isfinite(value) else None  # json accepts NaN and Infinity
     if not isinstance(value, str) or not value:
         return None
     try:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import gevent
 
+from actors.chatlog import daemon_log
+
 from actors import proctree
 from actors.agents import HARNESS_IDS, claude, codex, opencode, pi, procs
 from actors.agents.events import now_ms
@@ -82,8 +84,10 @@ class Scanner:
             try:
                 found, errors = self._scan(harness, group, now)
             except Exception as exc:  # noqa: BLE001 - one harness failing must not hide the others
+                # Pages read this answer: the details (paths among them) go to the daemon's log only.
                 detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-                result.errors[harness] = f"its scanner failed ({detail})"
+                daemon_log(f"agents: the {harness} scanner failed: {detail}")
+                result.errors[harness] = "its scanner failed; the daemon's log says why"
                 continue
             if errors:
                 result.errors[harness] = errors[0]

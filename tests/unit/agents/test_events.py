@@ -54,3 +54,8 @@ def test_messages_encode_as_valid_utf8_even_with_lone_surrogates():
     data = ev.encode(ev.message("pi", 1, ev.event("agent_message", 1, text=record["text"])))
     assert json.loads(data.decode("utf-8"))["text"] == "bad ? half"
     assert ev.encode({"text": "é"}) == '{"text":"é"}'.encode()
+
+
+def test_a_timestamp_that_is_not_a_finite_number_is_no_timestamp():
+    from actors.agents.events import iso_ms
+    assert iso_ms(float("nan")) is None and iso_ms(float("inf")) is None and iso_ms(1700000000000) == 1700000000000
