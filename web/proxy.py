@@ -134,11 +134,14 @@ def forward(upstream: Upstream, environ, start_response, error_page):
     has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
     try:
         connection.connect()
-        connection.sock.settimeout(RESPONSE_TIMEOUT)
+        # getresponse() drops connection.sock when the answer ends with the connection
+        # (HTTP/1.0, "Connection: close", a close-delimited body): keep it to lift the timeout.
+        sock = connection.sock
+        sock.settimeout(RESPONSE_TIMEOUT)
         connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
                            headers=dict(request_headers(environ)))
         response = connection.getresponse()
-        connection.sock.settimeout(None)
+        sock.settimeout(None)
     except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
         connection.close()
         return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")

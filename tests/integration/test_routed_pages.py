@@ -286,3 +286,9 @@ def test_a_transfer_encoding_other_than_chunked_is_refused(daemon, upstream):
                        b"Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 400"), out
     assert not [r for r in upstream.requests if r[1] == "/echo"]
+
+
+def test_answers_that_end_with_the_connection_are_passed_on(daemon, raw_upstream):
+    raw_upstream(lambda request: b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nclose-delimited body")
+    status, _, body = fetch(daemon, "/plain")
+    assert (status, body) == (200, b"close-delimited body")
