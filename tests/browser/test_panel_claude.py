@@ -92,6 +92,38 @@ def test_an_approval_clicked_allow_and_another_clicked_deny(page, daemon, mock, 
     assert "denied this in the devhost panel" in message_text(mock.requests[3])
 
 
+def test_an_answer_lost_with_a_dead_socket_or_refused_by_devhost_opens_the_request_again(page, daemon, mock):
+    mock.add(tool_use_reply("Bash", {"command": "touch late.txt", "description": "Create late.txt"}),
+             text_reply("Made it late."))
+    panel = Panel(page, daemon).open()
+    panel.send("make the file")
+    panel.expect_status("requires_action")
+    approval = panel.items("approval")
+    allow = approval.get_by_role("button", name="Allow", exact=True)
+    expect(allow).to_be_enabled()
+    # devhostd refuses the answer (here: to a request id it never asked): the buttons come back.
+    page.evaluate("""() => { const socket = window.__devhostChat.connection.socket; const send = socket.send.bind(socket);
+                     socket.send = (data) => { const f = JSON.parse(data);
+                       if (f.type === 'respond') f.requestId = 'no-such-request'; send(JSON.stringify(f)); }; }""")
+    allow.click()
+    expect(panel.items("error")).to_contain_text("is not pending")
+    expect(allow).to_be_enabled()
+    expect(approval).not_to_contain_text("You allowed.")
+    # The socket is silently dead: send() returns, the answer never arrives. After the
+    # reconnect the snapshot still lists the request, so it is open again, not "You allowed.".
+    page.evaluate("() => { window.__devhostChat.connection.socket.send = () => {}; }")
+    allow.click()
+    expect(approval).to_contain_text("You allowed.")
+    kill_connections_to(daemon.port)
+    expect(panel.find(".link")).to_have_attribute("data-state", "open")
+    expect(allow).to_be_enabled()
+    expect(approval).not_to_contain_text("You allowed.")
+    allow.click()
+    expect(panel.items("assistant").last).to_have_text("Made it late.")
+    expect(approval).to_contain_text("You allowed.")
+    panel.expect_status("idle")
+
+
 def test_interrupt_stops_the_turn(page, daemon, mock, shots):
     mock.add(text_reply(*["slow "] * 80, delay=0.2))
     panel = Panel(page, daemon).open()

@@ -49,6 +49,7 @@ export class Transcript {
     this.local = new Map(); // commandId -> {text, images, anchor, delivery, error}
     this.notes = []; // {key, kind, text, anchor}: errors told to this page
     this.answers = new Map(); // requestId (as a string) -> what this page answered; memory only
+    this.awaiting = new Set(); // requestIds answered on the current socket, not yet seen leave pendingRequestIds
     this.pending = new Set(); // pendingRequestIds, as strings: set by snapshot and state frames
     this.reset([]);
   }
@@ -79,8 +80,21 @@ export class Transcript {
     return true;
   }
 
-  setPending(ids) {
+  /**
+   * pendingRequestIds from a snapshot or state frame. An answered request that leaves the list
+   * was taken. `fresh` (a snapshot: a new socket) also drops this page's answers to requests still
+   * listed: the socket they went out on died before devhostd took them, so they are open again.
+   * (A state frame alone cannot tell: it may have left before devhostd read the answer.)
+   */
+  setPending(ids, fresh = false) {
     const next = new Set((ids || []).map(String));
+    for (const id of this.awaiting) if (!next.has(id)) this.awaiting.delete(id);
+    if (fresh) {
+      for (const id of [...this.answers.keys()]) {
+        if (next.has(id)) this._unanswer(id);
+      }
+      this.awaiting.clear();
+    }
     for (const id of new Set([...next, ...this.pending])) {
       if (next.has(id) !== this.pending.has(id) && this.items.has(`req:${id}`)) this._bump(`req:${id}`);
     }
@@ -111,7 +125,31 @@ export class Transcript {
 
   answered(requestId, label) {
     this.answers.set(String(requestId), label);
+    this.awaiting.add(String(requestId));
     this._bump(`req:${requestId}`);
+  }
+
+  /**
+   * devhostd refused a command with an `error` frame (a respond to a request no longer pending,
+   * a page whose checkout changed): answers it has not taken yet are open again. Returns whether
+   * any was.
+   */
+  refused() {
+    let any = false;
+    for (const id of this.awaiting) {
+      if (this.pending.has(id)) {
+        this._unanswer(id);
+        any = true;
+      }
+    }
+    this.awaiting.clear();
+    return any;
+  }
+
+  _unanswer(id) {
+    this.answers.delete(id);
+    this.awaiting.delete(id);
+    if (this.items.has(`req:${id}`)) this._bump(`req:${id}`);
   }
 
   /** Whether events show that a message reached the CLI (its native id came back). */

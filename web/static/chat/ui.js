@@ -292,7 +292,7 @@ export class Panel {
     switch (frame.type) {
       case "snapshot": {
         this._setSession(frame.session);
-        t.setPending(frame.pendingRequestIds);
+        t.setPending(frame.pendingRequestIds, true); // answers the last socket lost are open again
         t.reset(frame.events || []);
         this._settleUnsent();
         this._render(t.takeChanged(), this.firstSnapshot);
@@ -315,6 +315,7 @@ export class Panel {
         break;
       case "error":
         t.note("error", frame.message);
+        if (t.refused()) this.hint("The answer was not taken; the request is open again.");
         break;
       default:
         return;
