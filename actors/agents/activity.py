@@ -7,7 +7,9 @@
   The same goes for an agent that switches to another session (Claude Code's in-place
   re-exec, a /resume) or whose first transcript appears.
 - A transcript replaced or truncated underneath (pi rewrites its file) is read again from the
-  start, but only records newer than the last one sent go out.
+  start (at most ``REPLAY_MAX`` before its end); until that reaches the end, records already
+  read (by id where records have one) or older than the last one sent, or than the stream's
+  opening for agents followed from the end, are not sent again.
 - ``run_started`` / ``run_exited`` mark agents appearing and leaving after the stream opened.
 """
 from __future__ import annotations
@@ -30,6 +32,18 @@ PARSERS = {"claude-code": ClaudeParser, "codex": CodexParser, "pi": PiParser}
 YIELD_EVERY = 64
 
 
+SENT_IDS = 4096
+
+
+def _record_id(record: dict) -> str | None:
+    """The id of a record where the harness gives one (Claude Code ``uuid``, pi ``id``)."""
+    for field in ("uuid", "id"):
+        value = record.get(field)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def _parse(line: bytes) -> dict | None:
     if len(line) > LONG_LINE:
         # A big record (a tool's output): parsed off the hub, the text is cut afterwards anyway.
@@ -48,7 +62,12 @@ class Follow:
         self.harness = found.harness
         self.pid = found.pid
         self.target = found.follow
-        self._watermark: int | None = None
+        self._watermark: int | None = None  # the newest timestamp sent
+        # A stream that starts at the end sends nothing older than its opening, even when the
+        # file is rewritten before anything was sent.
+        self._floor: int | None = ev.now_ms() if from_end else None
+        self._sent: dict[str, None] = {}  # ids of the records read (the last SENT_IDS), oldest first
+        self._catching_up = False  # re-reading a replaced or truncated file
         self._tail = None
         self._connection = None
         if self.target[0] == "file":
@@ -74,20 +93,27 @@ class Follow:
         if self._tail is not None:
             lines = self._tail.read()
             if self._tail.restarted:
+                # Replaced or truncated: the file is read again (from at most REPLAY_MAX before its
+                # end); until that catches up with the end, only records not sent yet go out.
                 self._tail.restarted = False
-                floor = self._watermark
-            else:
-                floor = None
+                self._catching_up = True
             for count, line in enumerate(lines, 1):
                 if count % YIELD_EVERY == 0:
                     gevent.sleep(0)
                 record = _parse(line)
                 if record is None:
                     continue
+                rid = _record_id(record)
+                if self._catching_up and rid is not None and rid in self._sent:
+                    continue
                 for event in self._parser.events(record):
-                    if floor is not None and event["timestamp"] <= floor:
+                    if self._catching_up and self._old(event["timestamp"], rid is not None):
                         continue
                     found.append(event)
+                if rid is not None:
+                    self._remember(rid)
+            if self._catching_up and not self._tail.pending:
+                self._catching_up = False
         else:
             try:
                 rows = opencode.events_after(self._db(), self.target[2], self._seq)
@@ -100,6 +126,21 @@ class Follow:
         for event in found:
             self._watermark = max(self._watermark or 0, event["timestamp"])
         return [ev.message(self.harness, self.pid, event) for event in found]
+
+    def _old(self, timestamp: int, has_id: bool) -> bool:
+        """Whether an event re-read after a restart was sent (or predates the stream) already.
+        A record with an id was checked by its id: only what is older than the newest sent is
+        dropped, so a new record of the same millisecond goes out."""
+        if self._floor is not None and timestamp < self._floor:
+            return True
+        if self._watermark is None:
+            return False
+        return timestamp < self._watermark if has_id else timestamp <= self._watermark
+
+    def _remember(self, rid: str) -> None:
+        self._sent[rid] = None
+        if len(self._sent) > SENT_IDS:
+            del self._sent[next(iter(self._sent))]
 
     @property
     def pending(self) -> bool:

@@ -7,7 +7,8 @@
   transcripts are.
 - ``Tail`` follows one transcript from an offset for the activity stream: it returns complete
   lines, keeps the unterminated remainder for the next read, notices a replaced or truncated
-  file (and starts it again from the beginning), and skips lines beyond ``MAX_LINE``.
+  file (and starts it again from the beginning, or ``REPLAY_MAX`` before its end), and skips
+  lines beyond ``MAX_LINE``.
 - Lines longer than ``LONG_LINE`` are never parsed during a scan: the harness reads what it
   needs from their first bytes (``Summary.feed_long``).
 """
@@ -217,7 +218,9 @@ class Tail:
         if self._ident is None:
             self._ident = ident
         elif ident != self._ident or st.st_size < self._offset or not self._unchanged():
-            self._ident, self._offset, self._buffer, self._skipping, self._mark = ident, 0, b"", False, b""
+            # Read again from the start, but at most REPLAY_MAX from the end (as a replay does).
+            self._offset = max(0, st.st_size - REPLAY_MAX)
+            self._ident, self._buffer, self._skipping, self._mark = ident, b"", self._offset > 0, b""
             self.restarted = True
         if st.st_size <= self._offset:
             return []

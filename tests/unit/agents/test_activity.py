@@ -121,3 +121,51 @@ def test_agents_of_a_harness_that_could_not_be_scanned_are_not_taken_as_gone(tmp
     watch.start([_agent(10, path)])
     assert watch.update([], failed={"pi": "its scanner failed"}) == []
     assert _kinds(watch.update([])) == [(10, "run_exited", None)]
+
+
+def _drain(watch, rounds=20):
+    messages = []
+    for _ in range(rounds):
+        messages += watch.read()
+    return messages
+
+
+def test_a_replaced_large_transcript_sends_only_the_new_record(tmp_path):
+    path = tmp_path / "a.jsonl"
+    old = [pi_message("user", text=f"old {n} " + "x" * 2000, ms=1_700_000_000_000 + n) for n in range(300)]
+    append_jsonl(path, pi_header("/w/p"), *old)
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(11, path)])
+    assert watch.read() == []
+    replacement = tmp_path / "new.jsonl"
+    append_jsonl(replacement, pi_header("/w/p"), *old, pi_message("user", text="the new one"))
+    os.replace(replacement, path)
+    assert _kinds(_drain(watch)) == [(11, "turn_start", "the new one")]
+
+
+def test_a_rewrite_in_place_before_anything_was_sent_replays_no_history(tmp_path):
+    path = tmp_path / "a.jsonl"
+    old = [pi_message("user", text=f"old {n}", ms=1_700_000_000_000 + n) for n in range(50)]
+    append_jsonl(path, pi_header("/w/p"), *old)
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(12, path)])
+    assert watch.read() == []
+    with open(path, "w", encoding="utf-8"):
+        pass
+    append_jsonl(path, pi_header("/w/p"), *old[:10], {"type": "label", "id": "abcd0001",
+                                                      "timestamp": "2023-11-14T22:13:20.010Z"}, *old[10:])
+    assert _drain(watch) == []
+
+
+def test_a_rewrite_keeps_new_records_of_the_same_millisecond(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(13, path)])
+    sent = pi_message("user", text="sent once", ms=1_800_000_000_000)
+    append_jsonl(path, sent)
+    assert len(watch.read()) == 1
+    rewritten = tmp_path / "rewrite.jsonl"
+    append_jsonl(rewritten, pi_header("/w/p"), sent, pi_message("assistant", text="same ms", ms=1_800_000_000_000))
+    os.replace(rewritten, path)
+    assert _kinds(_drain(watch)) == [(13, "turn_end", "same ms")]

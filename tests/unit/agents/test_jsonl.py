@@ -202,3 +202,16 @@ def test_a_tail_of_a_file_not_yet_written(tmp_path):
     assert tail.read() == [] and not tail.pending
     _write(path, {"n": 1})
     assert tail.read() == [b'{"n": 1}']
+
+
+def test_a_restart_starts_at_most_replay_max_from_the_end(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonl, "REPLAY_MAX", 100)
+    path = tmp_path / "t.jsonl"
+    _write(path, {"n": 0})
+    tail = Tail(str(path), from_end=True)
+    other = tmp_path / "o.jsonl"
+    _write(other, *[{"n": n} for n in range(100)])
+    os.replace(other, path)
+    lines = tail.read()
+    assert tail.restarted and 5 <= len(lines) <= 12 and json.loads(lines[-1]) == {"n": 99}
+    assert all(line.startswith(b"{") for line in lines)
