@@ -283,9 +283,9 @@ def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now
                         rollouts.append((path, meta))
         threads[agent.pid] = rollouts
 
-    def make(agent, path, meta, thread=""):
+    def make(agent, path, meta, thread="", own_cwd=False):
         meta_cwd = meta.get("cwd") if meta else None
-        cwd = meta_cwd if thread and isinstance(meta_cwd, str) and meta_cwd.startswith("/") else agent.cwd
+        cwd = meta_cwd if own_cwd and isinstance(meta_cwd, str) and meta_cwd.startswith("/") else agent.cwd
         row = Found(HARNESS, agent.pid, agent.start_time, cwd, thread=thread, last_activity=agent.start_ms)
         if meta:
             row.session_id = meta["id"]
@@ -309,8 +309,12 @@ def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now
     daemons = [a for a in agents if a.role == "daemon"]
     for agent in agents:
         if agent.role == "app-server":
-            for path, meta in threads[agent.pid]:
-                found.append(make(agent, path, meta, thread=meta["id"]))
+            # The first thread (by when it began) is keyed on the process alone, as the server
+            # was before its first turn: this daemon's chat keeps its row (and stream) when its
+            # thread appears. Later threads are keyed on their id too.
+            ordered = sorted(threads[agent.pid], key=lambda pair: (_began(pair[1]), pair[1]["id"]))
+            for index, (path, meta) in enumerate(ordered):
+                found.append(make(agent, path, meta, thread=meta["id"] if index else "", own_cwd=True))
             if not threads[agent.pid]:
                 # No thread has written anything yet (a rollout appears with the first turn).
                 # Only a chat session of this daemon is a row then (see scan.py).
@@ -337,10 +341,15 @@ def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now
         for path, meta in threads[agent.pid]:
             if meta["id"] in claimed:
                 continue
-            row = make(agent, path, meta, thread=meta["id"])
+            row = make(agent, path, meta, thread=meta["id"], own_cwd=True)
             if row.state in ("working", "waiting"):
                 found.append(row)
     return found, errors
+
+
+def _began(meta: dict) -> int:
+    began = ev.iso_ms(meta.get("timestamp"))
+    return began if began is not None else 2 ** 62
 
 
 def _mtime(path: str) -> float:

@@ -2,8 +2,9 @@
 
 A row is ``{key, harness, state, name?, subdirectory, lastActivity, isOwned}``: no transcript
 path and no native session id (page scripts can read the list). ``key`` is a digest of the
-process identity (pid and start time, plus the thread for an app-server's threads), so it
-stays the same while the agent runs and changes when a pid is reused.
+process identity (pid and start time, plus the thread for an app-server's threads after its
+first, so a server's first thread keeps the key the server had before it), so it stays the
+same while the agent runs and changes when a pid is reused.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class Found:
     state: str = "unknown"
     name: str | None = None
     last_activity: int = 0
-    thread: str = ""  # a codex app-server's thread id: one server, several rows
+    thread: str = ""  # a codex app-server's thread id past its first: one server, several rows
     session_id: str | None = None  # the harness's own session id
     transcript: str | None = None  # the JSONL file the stream tails
     source: tuple | None = None  # OpenCode: (database path, session id)

@@ -7,6 +7,7 @@ import shutil
 import time
 
 from actors.agents import claude as claude_mod
+from actors.agents.rows import Found
 from actors.agents.scan import Scanner
 from tests.agent_fakes import (FIXTURES, append_jsonl, claude_record, iso, opencode_db, opencode_insert,
                                opencode_rows, pi_header, pi_message, pi_session_path)
@@ -111,8 +112,9 @@ def test_codex_threads_from_open_rollouts(tmp_path):
     lay.process(230, "codex", lay.work / "sub", argv=("/v/codex",))
     (lay.home / ".codex" / "session_index.jsonl").write_text(json.dumps({"id": "t-tui", "thread_name": "Named"}) + "\n")
     result = lay.scan()
-    rows = {(row.pid, row.thread): row for row in result.agents}
-    assert set(rows) == {(200, ""), (210, "t-a"), (210, "t-b"), (220, "t-left-busy"), (230, "")}
+    rows = {(row.pid, row.thread or row.session_id): row for row in result.agents}
+    assert set(rows) == {(200, "t-exec"), (210, "t-a"), (210, "t-b"), (220, "t-left-busy"), (230, "t-tui")}
+    rows[(200, "")], rows[(230, "")] = rows[(200, "t-exec")], rows[(230, "t-tui")]
     assert rows[(200, "")].session_id == "t-exec" and rows[(200, "")].state == "working"
     assert rows[(210, "t-a")].cwd == str(lay.work / "sub") and rows[(210, "t-a")].state == "idle"
     assert rows[(230, "")].session_id == "t-tui" and rows[(230, "")].name == "Named"
@@ -195,3 +197,16 @@ def test_caches_keep_a_second_scan_cheap_and_follow_growth(tmp_path):
     assert scanner.scan().agents[0].state == "idle"
     shutil.rmtree(lay.proc / "700")
     assert scanner.scan().agents == []
+
+
+def test_an_app_server_keeps_its_key_when_its_first_thread_appears(tmp_path):
+    lay = Layout(tmp_path)
+    server = lay.process(240, "codex", lay.work, argv=("/v/codex", "app-server"))
+    os.symlink(_rollout(lay, "t-first", lay.work, _working()), server / "fd" / "5")
+    [row] = lay.scan().agents
+    threadless = Found("codex", 240, row.start_time, str(lay.work))
+    assert row.key == threadless.key  # the key the row had before its first turn
+    lay.now += 1000
+    os.symlink(_rollout(lay, "t-second", lay.work, _working()), server / "fd" / "6")
+    rows = {row.session_id: row for row in lay.scan().agents}
+    assert rows["t-first"].key == threadless.key and rows["t-second"].key != threadless.key
