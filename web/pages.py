@@ -66,12 +66,14 @@ def routed_pages(context, control_page):
         service = context.manifests.current().service_for_host(hostname)
         if service is None:  # the manifest changed since the Host check
             return _html(start_response, "404 Not Found", "Not routed",
-                         f"{hostname} is no longer a routed service of this stack.", panel=False)
+                         f"{hostname} is no longer a routed service of this stack.", panel=False,
+                         head=environ.get("REQUEST_METHOD") == "HEAD")
         if service.upstream:
             upstream = proxy.Upstream.parse(service.upstream)
             return proxy.forward(upstream, environ, start_response,
-                                 lambda status, message: _html(start_response, status, "Upstream not answering",
-                                                               message))
+                                 lambda status, message, close=False: _html(
+                                     start_response, status, "Upstream not answering", message,
+                                     head=environ.get("REQUEST_METHOD") == "HEAD", close=close))
         return _plain_page(environ, start_response, context.manifests.current().name, service)
     return app
 
@@ -85,11 +87,12 @@ def _plain_page(environ, start_response, stack: str, service):
             f"upstream = \"http://127.0.0.1:3000\" (your dev server's address) to [services.{service.name}] "
             f"in the manifest to see your app here, with the chat panel on it. The chat works on this page too.")
     if environ.get("PATH_INFO", "/") != "/":
-        return _html(start_response, "404 Not Found", f"{stack}: {service.host}", text)
-    return _html(start_response, "200 OK", f"{stack}: {service.host}", text)
+        return _html(start_response, "404 Not Found", f"{stack}: {service.host}", text, head=method == "HEAD")
+    return _html(start_response, "200 OK", f"{stack}: {service.host}", text, head=method == "HEAD")
 
 
-def _html(start_response, status: str, title: str, text: str, panel: bool = True):
+def _html(start_response, status: str, title: str, text: str, panel: bool = True, head: bool = False,
+          close: bool = False):
     title, text = bottle.html_escape(title), bottle.html_escape(text)
     body = (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{title}</title>"
@@ -97,8 +100,8 @@ def _html(start_response, status: str, title: str, text: str, panel: bool = True
             f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; "
             f"padding: 0 1rem\"><h1>{title}</h1><p>{text}</p></body></html>").encode()
     start_response(status, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
-                            ("Cache-Control", "no-store")])
-    return [body]
+                            ("Cache-Control", "no-store"), *([("Connection", "close")] if close else [])])
+    return [] if head else [body]
 
 
 def app_socket(app, handler) -> None:

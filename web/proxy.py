@@ -130,7 +130,7 @@ def forward(upstream: Upstream, environ, start_response, error_page):
     if transfer_encoding is not None and transfer_encoding.strip().lower() != "chunked":
         # Anything but plain chunked would be framed differently here and upstream.
         return error_page("400 Bad Request", "devhostd only passes on request bodies sent with "
-                                             "Content-Length or Transfer-Encoding: chunked.")
+                                             "Content-Length or Transfer-Encoding: chunked.", close=True)
     has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
     try:
         connection.connect()
@@ -141,6 +141,10 @@ def forward(upstream: Upstream, environ, start_response, error_page):
         connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
                            headers=dict(request_headers(environ)))
         response = connection.getresponse()
+        while 100 <= response.status < 200 and response.status != 101:
+            # An interim answer (103 Early Hints, a stray 100): the final one follows it.
+            response = http.client.HTTPResponse(_Buffered(response.fp), method=method)
+            response.begin()
         sock.settimeout(None)
     except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
         connection.close()
@@ -152,8 +156,33 @@ def forward(upstream: Upstream, environ, start_response, error_page):
                           f"devhostd could not get an answer from the upstream {upstream.origin}: {reason}. "
                           f"Is the dev server running? Reload this page once it is.")
     headers, inject, decoder = _response_plan(response, method, environ, upstream)
-    start_response(f"{response.status} {response.reason}", headers)
+    try:
+        start_response(f"{response.status} {_clean(response.reason)}", headers)
+    except (ValueError, TypeError, AssertionError) as exc:  # pywsgi refuses what it cannot send
+        response.close()
+        connection.close()
+        daemon_log(f"proxy: the upstream's answer cannot be passed on: {exc!r}")
+        return error_page("502 Bad Gateway", f"devhostd cannot pass on the answer of the upstream "
+                                             f"{upstream.origin}: {exc}", close=True)
     return _ResponseBody(connection, response, inject, decoder)
+
+
+class _Buffered:
+    """Lets a next HTTPResponse read on from the buffered file of the one before it."""
+
+    def __init__(self, fp):
+        self._fp = fp
+
+    def makefile(self, mode):
+        return self._fp
+
+
+_LINE_BREAKS = re.compile(r"[\r\n]+[ \t]*")
+
+
+def _clean(value: str) -> str:
+    """A header value with its line breaks (obsolete folding, bare CRs) made single spaces."""
+    return _LINE_BREAKS.sub(" ", value) if ("\r" in value or "\n" in value) else value
 
 
 def _response_plan(response, method: str, environ, upstream: Upstream):
@@ -163,24 +192,36 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
     encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
     has_body = response.status not in (204, 304) and response.status >= 200
     # An encoding devhostd cannot undo (say br from a server that ignored Accept-Encoding)
-    # passes through untouched, without the panel, rather than broken.
-    inject = is_html and has_body and encoding in _DECODABLE
+    # passes through untouched, without the panel, rather than broken. A HEAD answer keeps the
+    # headers the upstream gave it: there is no body to change.
+    inject = is_html and has_body and encoding in _DECODABLE and method != "HEAD"
+    lengths = response.headers.get_all("Content-Length") or []
+    # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
+    # beside it, and a status that has a body at all.
+    keep_length = (len(set(v.strip() for v in lengths)) == 1 and lengths[0].strip().isdigit()
+                   and not response.chunked and response.getheader("Transfer-Encoding") is None
+                   and has_body)
     headers = []
     for name, value in response.getheaders():
         lower = name.lower()
         if lower in HOP_BY_HOP or lower in listed:
             continue
+        if lower == "content-length":
+            if not keep_length or any(n.lower() == "content-length" for n, _ in headers):
+                continue
+            value = value.strip()
         if inject and lower in ("content-length", "content-encoding", "content-md5"):
             continue  # the body changes; the server sends it chunked, uncompressed
+        value = _clean(value)
         if lower == "location" and _names_origin(value, upstream.origin):
             value = f"http://{environ.get('HTTP_HOST', '')}{value[len(upstream.origin):]}"
         headers.append((name, value))
     decoder = None
-    if inject and method != "HEAD" and encoding in ("gzip", "x-gzip"):
+    if inject and encoding in ("gzip", "x-gzip"):
         decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif inject and method != "HEAD" and encoding == "deflate":
+    elif inject and encoding == "deflate":
         decoder = _Deflate()
-    return headers, inject and method != "HEAD", decoder
+    return headers, inject, decoder
 
 
 def _names_origin(url: str, origin: str) -> bool:

@@ -174,6 +174,19 @@ class DevhostHandler(WebSocketHandler):
             self.environ["wsgi.websocket"] = self.websocket
         return result
 
+    def finalize_headers(self):
+        super().finalize_headers()
+        if self.command == "HEAD" and self.response_use_chunked:
+            # An answer to HEAD has no body, so no chunked framing (not even its last chunk).
+            self.response_use_chunked = False
+            self.response_headers = [(name, value) for name, value in self.response_headers
+                                     if name.lower() != b"transfer-encoding"]
+
+    def _write(self, data, *args, **kwargs):
+        if self.command == "HEAD":
+            return None  # never a body on HEAD, whatever the application returned
+        return super()._write(data, *args, **kwargs)
+
     def log_request(self):
         pass  # the daemon logs what matters itself; access lines would drown the chat log
 

@@ -257,10 +257,14 @@ class RawUpstream:
 
 @pytest.fixture
 def raw_upstream(daemon, upstream):
-    """Points the manifest's upstream at a RawUpstream: ``raw_upstream(reply)``."""
+    """Points the manifest's upstream at a RawUpstream: ``raw_upstream(reply)``; a second call
+    gives the same upstream a new reply."""
     made = []
 
     def make(reply, close=True):
+        if made:
+            made[0].reply, made[0].close_after = reply, close
+            return made[0]
         raw = RawUpstream(reply, close)
         made.append(raw)
         path = daemon.stderr_path.parent / "devhost.toml"
@@ -292,3 +296,50 @@ def test_answers_that_end_with_the_connection_are_passed_on(daemon, raw_upstream
     raw_upstream(lambda request: b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nclose-delimited body")
     status, _, body = fetch(daemon, "/plain")
     assert (status, body) == (200, b"close-delimited body")
+
+
+def test_a_content_length_that_does_not_frame_the_body_is_not_passed_on(daemon, raw_upstream):
+    raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n"
+                                 b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    status, headers, body = fetch(daemon, "/te")
+    assert (status, body) == (200, b"hello") and "content-length" not in headers
+    raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5, 7\r\n"
+                                 b"Connection: close\r\n\r\nhello")
+    status, headers, body = fetch(daemon, "/two-lengths")
+    assert (status, body) == (200, b"hello") and "content-length" not in headers
+
+
+def test_bodiless_statuses_with_a_length_and_interim_answers_are_passed_on_right(daemon, raw_upstream):
+    raw_upstream(lambda request: b"HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\nContent-Length: 10\r\n\r\n")
+    status, headers, body = fetch(daemon, "/cached")
+    assert (status, body, headers["etag"]) == (304, b"", '"x"')
+    raw_upstream(lambda request: b"HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n")
+    assert fetch(daemon, "/empty")[:3:2] == (204, b"")
+    raw_upstream(lambda request: b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                                 b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nfinal")
+    status, headers, body = fetch(daemon, "/hints")
+    assert (status, body) == (200, b"final")
+
+
+def test_folded_and_bare_cr_header_values_are_passed_on_as_one_line(daemon, raw_upstream):
+    raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Folded: one\r\n two\r\n"
+                                 b"X-Cr: a\rb\r\nContent-Length: 2\r\n\r\nok")
+    status, headers, body = fetch(daemon, "/folded")
+    assert (status, body) == (200, b"ok")
+    assert headers["x-folded"] == "one two" and headers["x-cr"] in ("a", "a b")
+
+
+def test_head_answers_carry_no_body_and_are_never_chunked(daemon, upstream):
+    def head(host, path="/"):
+        out = raw_exchange(daemon, b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: " + host.encode()
+                           + b"\r\nConnection: close\r\n\r\n")
+        head_part, _, rest = out.partition(b"\r\n\r\n")
+        return head_part.lower(), rest
+    proxied, rest = head(daemon.host())
+    assert proxied.startswith(b"http/1.1 200") and rest == b"", (proxied, rest)
+    assert b"transfer-encoding" not in proxied and b"content-length: " in proxied
+    plain, rest = head(daemon.host("other.localhost"))
+    assert plain.startswith(b"http/1.1 200") and rest == b""
+    upstream.stop()
+    failed, rest = head(daemon.host())
+    assert failed.startswith(b"http/1.1 502") and rest == b""
