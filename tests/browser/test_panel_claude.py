@@ -259,6 +259,45 @@ def test_a_dropped_socket_reconnects_and_resyncs_without_duplicates(page, daemon
     assert texts[:len(before)] == before and len(texts) == len(before) + 2, texts
 
 
+def test_a_send_lost_with_a_dead_socket_survives_the_reconnect_and_a_reload(page, daemon, mock):
+    panel = Panel(page, daemon).open()
+    panel.send("hello")  # no model reply is scripted: the turn just ends in an error
+    expect(panel.find(".delivery")).to_have_text(re.compile("started|failed"))
+    panel.expect_status(re.compile("idle|error"))
+    # The socket is silently dead: send() returns, the message never arrives.
+    page.evaluate("() => { window.__devhostChat.connection.socket.send = () => {}; }")
+    panel.send("lost on the way")
+    expect(panel.items("user").last).to_contain_text("lost on the way")
+    kill_connections_to(daemon.port)
+    expect(panel.find(".link")).to_have_attribute("data-state", "open")
+    expect(panel.items("user").last.locator(".delivery")).to_have_text("unconfirmed")
+    page.reload()  # the text was never taken: it comes back to be sent again
+    expect(panel.find("textarea")).to_have_value("lost on the way")
+    expect(panel.items("user")).to_have_count(1)
+
+
+def test_text_typed_and_images_added_while_a_send_starts_its_session_stay_in_the_composer(page, daemon, mock):
+    mock.add(text_reply("Got the first."))
+    panel = Panel(page, daemon).open()
+    # Session creation takes a while: the person keeps writing meanwhile.
+    page.evaluate("""() => { const fetch0 = window.fetch; window.fetch = async (url, options) => {
+                       if (options?.method === 'POST' && String(url).endsWith('/chat/sessions'))
+                         await new Promise((r) => setTimeout(r, 1500));
+                       return fetch0(url, options); }; }""")
+    panel.send("first part")
+    panel.find("textarea").fill("first part\nsecond thought")
+    page.evaluate("""() => window.__devhostChat.composer.add({ dataURL: 'data:image/png;base64,%s' })"""
+                  % base64.b64encode(png(4, 4)).decode())
+    expect(panel.items("user")).to_contain_text("first part")
+    expect(panel.items("assistant")).to_have_text("Got the first.")
+    expect(panel.find("textarea")).to_have_value("second thought")
+    expect(panel.find(".tray .thumb")).to_have_count(1)
+    assert "second thought" not in message_text(mock.requests[0])
+    assert not images_sent(mock.requests[0])
+    page.reload()
+    expect(panel.find("textarea")).to_have_value("second thought")  # the stored draft too
+
+
 def test_the_panel_position_is_saved_by_the_daemon_and_restored(page, daemon, shots):
     panel = Panel(page, daemon).open()
     header = panel.find("header.bar").bounding_box()

@@ -9,6 +9,11 @@ export class ApiError extends Error {
 }
 
 /** The page's address as the API wants it: no fragment (it never reaches a server anyway). */
+/** An address of devhostd's, on the page's own origin whatever the page's <base href> says. */
+export function devhostURL(path) {
+  return new URL(path, location.origin).href;
+}
+
 export function pageURL() {
   return `${location.origin}${location.pathname}${location.search}`;
 }
@@ -21,7 +26,8 @@ async function call(method, path, body) {
   }
   let response;
   try {
-    response = await fetch(path, options);
+    // Absolute: a page's <base href> must not send the panel's calls elsewhere.
+    response = await fetch(devhostURL(path), options);
   } catch (error) {
     throw new ApiError(`devhostd is not answering (${error.message})`, 0);
   }

@@ -69,6 +69,18 @@ export class Composer {
     this._renderTray();
   }
 
+  /**
+   * Takes out what a send carried (its text and attachments as captured when it began), keeping
+   * anything typed or attached while it waited. Text edited in the meantime stays as it is.
+   */
+  removeSent(text, attachments) {
+    const current = this.text;
+    if (current === text) this.text = "";
+    else if (current.startsWith(text)) this.text = current.slice(text.length).replace(/^\s+/, "");
+    this.attachments = this.attachments.filter((a) => !attachments.includes(a));
+    this._renderTray();
+  }
+
   /** The text to send: the person's text, then the page context of any screenshot. */
   composeText() {
     const shots = this.attachments.map((a, index) => [index + 1, a.screenshot]).filter(([, s]) => s);

@@ -590,8 +590,12 @@ function laterState(current, next) {
   return ORDER.indexOf(next) > ORDER.indexOf(current) ? next : current;
 }
 
-/** What the page shows under a message it sent: sending… queued started unconfirmed failed. */
+// devhostd's command_result error for a send an interrupt cancelled before the CLI got it.
+const CANCELLED_BY_INTERRUPT = "not sent: an interrupt cancelled";
+
+/** What the page shows under a message it sent: sending… queued started unconfirmed failed cancelled. */
 function deliveryOf(item, local) {
+  if (local?.error?.startsWith(CANCELLED_BY_INTERRUPT)) return { state: "cancelled", text: "cancelled by the interrupt" };
   if (local?.error) return { state: "failed", text: `failed: ${local.error}` };
   if (item.lifecycle === "cancelled") return { state: "cancelled", text: "cancelled" };
   if (item.lifecycle === "discarded" || item.lifecycle === "refused") {

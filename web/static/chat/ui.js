@@ -1,7 +1,7 @@
 // The chat panel: header (status, target, side), harness / model / session pickers, the
 // conversation, and the composer. It talks to devhostd only through the Chat API.
 
-import { api } from "./api.js";
+import { api, devhostURL } from "./api.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { el } from "./dom.js";
@@ -92,7 +92,7 @@ export class Panel {
       u.note, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
-    this.root.append(el("link", { rel: "stylesheet", href: "/__devhost__/static/chat/panel.css" }), u.launcher, u.panel, u.layer);
+    this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
 
     this.view = new ConversationView(u.log, u.items, { respond: (item, result, said) => this.respond(item, result, said) });
     this.view.onScrolled = () => this._saveScrollSoon();
@@ -361,7 +361,9 @@ export class Panel {
   /**
    * Sends that were never acknowledged: those the history shows arrived are done; those sent
    * from this page keep their bubble (marked unconfirmed: the socket that would have told is
-   * gone); those from before a reload go back into the composer, for the person to resend.
+   * gone) and stay stored until the history shows them or their command_result comes, so a
+   * reload still finds them; those from before a reload go back into the composer, for the
+   * person to resend (the stored draft holds them from then on).
    */
   _settleUnsent() {
     this._returnUnsent((u) => this.transcript.seen(u.commandId));
@@ -369,18 +371,24 @@ export class Panel {
 
   _returnUnsent(arrived) {
     const conversation = this.store.conversation;
+    if (!conversation.unsent.length) return;
     const back = [];
+    const kept = [];
     for (const u of conversation.unsent) {
       if (arrived(u)) continue;
-      if (this.transcript.local.has(u.commandId)) this.transcript.acknowledge(u.commandId, "unconfirmed", null);
-      else back.push(u.text);
+      if (this.transcript.local.has(u.commandId)) {
+        this.transcript.acknowledge(u.commandId, "unconfirmed", null);
+        kept.push(u);
+      } else {
+        back.push(u.text);
+      }
     }
-    if (!conversation.unsent.length) return;
-    const draft = [...back, this.composer.text].filter((t) => t.trim()).join("\n\n");
-    this.composer.text = draft;
     this.store.update(() => {
-      conversation.unsent = [];
-      conversation.draft = draft;
+      conversation.unsent = kept;
+      if (back.length) {
+        this.composer.text = [...back, this.composer.text].filter((t) => t.trim()).join("\n\n");
+        conversation.draft = this.composer.text;
+      }
     });
   }
 
@@ -418,12 +426,13 @@ export class Panel {
         return;
       }
       this.transcript.addLocal(commandId, text, attachments.map((a) => a.dataURL));
+      // Only what this send carried: text typed or images attached while it waited stay.
+      this.composer.removeSent(text, attachments);
       this.store.update(() => {
         const conversation = this.store.conversation;
         conversation.unsent.push({ commandId, text });
-        conversation.draft = "";
+        conversation.draft = this.composer.text;
       });
-      this.composer.clear();
       this.hint("");
       this.view.scrollToBottom();
       this._render(this.transcript.takeChanged());
