@@ -44,6 +44,10 @@ def _record_id(record: dict) -> str | None:
     return None
 
 
+def _end_of(connection, session_id: str) -> tuple[int, int]:
+    return opencode.last_seq(connection, session_id), opencode.end_of_events(connection)
+
+
 def _parse(line: bytes) -> dict | None:
     if len(line) > LONG_LINE:
         # A big record (a tool's output): parsed off the hub, the text is cut afterwards anyway.
@@ -75,10 +79,10 @@ class Follow:
             self._parser = PARSERS[self.harness]()
         else:
             self._parser = opencode.OpencodeParser()
-            self._seq = -1
+            self._seq, self._rowid = -1, 0
             if from_end:
                 try:
-                    self._seq = opencode.last_seq(self._db(), self.target[2])
+                    self._seq, self._rowid = opencode.off_hub(_end_of, self._db(), self.target[2])
                 except Exception:  # noqa: BLE001 - sqlite3.Error, OSError: read again next time
                     self.close()
 
@@ -116,7 +120,8 @@ class Follow:
                 self._catching_up = False
         else:
             try:
-                rows = opencode.events_after(self._db(), self.target[2], self._seq)
+                rows, self._rowid = opencode.off_hub(opencode.events_after, self._db(), self.target[2], self._seq,
+                                                     self._rowid)
             except Exception:  # noqa: BLE001 - a locked or vanished database: tried again next time
                 self.close()
                 return []

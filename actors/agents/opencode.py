@@ -6,7 +6,9 @@ Observed on 1.18.33 (see the agent-scanner notes):
   ``parent_id`` for child sessions, ``title``, ``time_created``/``time_updated``/``time_archived``),
   ``message`` and ``part`` (JSON ``data``), and ``event``: an append-only log per session
   (``aggregate_id``, ``seq``, ``type`` such as ``message.updated.1``, ``message.part.updated.1``).
-  It is read-only here (``mode=ro``), never with a transaction held.
+  It is read-only here (``mode=ro``), never with a transaction held, with no busy wait, and
+  every query runs on gevent's threadpool. A follow starts at ``event_sequence``'s seq and
+  the last rowid, then reads only rows past the last rowid it saw.
 - The process (comm ``opencode``) names no session: a process gets the top-level session of
   its folder that began when it started, or the one active since (``rows.match_sessions``).
 - Permission prompts are not stored; a tool part ``running`` with no ``metadata`` yet for a few
@@ -21,6 +23,8 @@ import json
 import os
 import sqlite3
 from urllib.parse import quote
+
+import gevent
 
 from actors.agents import events as ev
 from actors.agents.rows import Found, match_sessions
@@ -40,13 +44,20 @@ def db_path(env: dict, home: str) -> str:
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """A read-only connection; raises sqlite3.Error (or OSError) when it cannot be read."""
+    """A read-only connection; raises sqlite3.Error (or OSError) when it cannot be read.
+    No busy wait (timeout 0): a locked database is read again at the next tick."""
     if not os.path.exists(path):
         raise FileNotFoundError(path)
-    connection = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0.2, check_same_thread=False,
+    connection = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=0, check_same_thread=False,
                                  isolation_level=None)
     connection.execute("PRAGMA query_only = 1")
     return connection
+
+
+def off_hub(function, *args):
+    """Runs ``function`` on gevent's threadpool (sqlite3 releases the GIL while it reads), so a
+    slow query never stalls the hub; exceptions propagate."""
+    return gevent.get_hub().threadpool.apply(function, args)
 
 
 def _json(text) -> dict:
@@ -186,15 +197,27 @@ class OpencodeParser:
 
 
 def last_seq(connection: sqlite3.Connection, session_id: str) -> int:
-    row = connection.execute("SELECT max(seq) FROM event WHERE aggregate_id = ?", (session_id,)).fetchone()
-    return row[0] if row and row[0] is not None else -1
+    """The session's last seq, from ``event_sequence`` (its primary key: no scan of ``event``)."""
+    row = connection.execute("SELECT seq FROM event_sequence WHERE aggregate_id = ?", (session_id,)).fetchone()
+    return row[0] if row and isinstance(row[0], int) else -1
 
 
-def events_after(connection: sqlite3.Connection, session_id: str, seq: int, limit: int = 500):
-    """(seq, type, data) of the session's event rows after ``seq``, in order."""
-    rows = connection.execute("SELECT seq, type, data FROM event WHERE aggregate_id = ? AND seq > ? ORDER BY seq "
-                              "LIMIT ?", (session_id, seq, limit)).fetchall()
-    return [(row[0], row[1], _json(row[2])) for row in rows]
+def end_of_events(connection: sqlite3.Connection) -> int:
+    """The rowid of the last event row (any session): where a follow from the end starts."""
+    row = connection.execute("SELECT max(rowid) FROM event").fetchone()
+    return row[0] if row and row[0] is not None else 0
+
+
+def events_after(connection: sqlite3.Connection, session_id: str, seq: int, rowid: int = 0, limit: int = 500):
+    """((seq, type, data) of the session's event rows after ``seq`` written after row ``rowid``,
+    in order; the rowid the next read starts after). Only rows past ``rowid`` are looked at, so
+    a read costs what was written since the last one, however big the table is."""
+    top = end_of_events(connection)
+    rows = connection.execute("SELECT rowid, seq, type, data FROM event WHERE rowid > ? AND rowid <= ? "
+                              "AND aggregate_id = ? AND seq > ? ORDER BY rowid LIMIT ?",
+                              (rowid, top, session_id, seq, limit)).fetchall()
+    after = rows[-1][0] if len(rows) >= limit else max(top, rowid)
+    return [(row[1], row[2], _json(row[3])) for row in rows], after
 
 
 # --------------------------------------------------------------------------- scanning
@@ -216,7 +239,7 @@ def find(agents, home_of, now_ms: int):
             errors.append(f"its database cannot be read ({exc})")
             continue
         try:
-            _fill(connection, path, members, now_ms)
+            off_hub(_fill, connection, path, members, now_ms)
         except sqlite3.Error as exc:
             errors.append(f"its database cannot be read ({exc})")
         finally:

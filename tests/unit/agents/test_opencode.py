@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from actors.agents import opencode
 from tests.agent_fakes import FIXTURES, opencode_db, opencode_insert, opencode_rows
@@ -94,13 +95,47 @@ def test_a_rejected_permission_is_a_failed_tool_result():
 def test_tailing_event_rows_by_sequence(tmp_path):
     path = opencode_db(tmp_path)
     opencode_insert(path, opencode_rows("run-mode-session.db-rows.jsonl", tmp_path / "p"))
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE event_sequence SET seq = 27")  # OpenCode keeps the last seq there
+    raw.commit()
+    raw.close()
     connection = opencode.connect(str(path))
     try:
         session = "ses_dd357d838ffeW3SKEdpB4C42gW"
-        last = opencode.last_seq(connection, session)
-        assert last == 27 and opencode.events_after(connection, session, last) == []
-        rows = opencode.events_after(connection, session, 20)
-        assert [seq for seq, _, _ in rows] == list(range(21, 28))
+        last, end = opencode.last_seq(connection, session), opencode.end_of_events(connection)
+        assert last == 27 and opencode.events_after(connection, session, last, end) == ([], end)
+        rows, after = opencode.events_after(connection, session, 20)
+        assert [seq for seq, _, _ in rows] == list(range(21, 28)) and after == end
+        rows, after = opencode.events_after(connection, session, -1, limit=5)
+        assert len(rows) == 5 and 0 < after < end
         assert opencode.last_seq(connection, "nobody") == -1
     finally:
         connection.close()
+
+
+def test_a_follow_reads_off_the_hub_and_only_new_rows(tmp_path, monkeypatch):
+    from gevent import monkey
+    from actors.agents.activity import Follow
+    from actors.agents.rows import Found
+    native = monkey.get_original("threading", "get_native_id")
+    path = opencode_db(tmp_path)
+    opencode_insert(path, opencode_rows("run-mode-session.db-rows.jsonl", tmp_path / "p"))
+    session = "ses_dd357d838ffeW3SKEdpB4C42gW"
+    seen = []
+    connect = opencode.connect
+
+    def traced(db):
+        connection = connect(db)
+        connection.set_trace_callback(lambda sql: seen.append((native(), sql)))
+        return connection
+
+    monkeypatch.setattr(opencode, "connect", traced)
+    found = Found("opencode", 1, 1, str(tmp_path / "p"), source=(str(path), session))
+    follow = Follow(found, from_end=True)
+    assert follow.read() == []
+    assert any("event_sequence" in sql for _, sql in seen)
+    assert not any("max(seq)" in sql for _, sql in seen)
+    assert all("rowid >" in sql for _, sql in seen if "FROM event " in sql and "max(rowid)" not in sql)
+    here = native()
+    assert seen and all(thread != here for thread, sql in seen if not sql.startswith("PRAGMA"))
+    follow.close()
