@@ -350,7 +350,27 @@ def tunnel_websocket(handler, upstream: Upstream) -> None:
         handler.close_connection = True
         return
     try:
-        client = handler.socket
+        head, rest = _read_head(remote)
+    except (OSError, ValueError) as exc:
+        remote.close()
+        answer(handler, "502 Bad Gateway", f"devhostd got no WebSocket handshake from the upstream "
+                                           f"{upstream.origin}: {exc}")
+        return
+    client = handler.socket
+    if _status_code(head) != 101:
+        # The upstream refused the upgrade: its answer goes to the browser, and the connection
+        # ends with it (nothing the browser sends next may reach the upstream unframed).
+        try:
+            _relay_refusal(remote, client, head, rest)
+        finally:
+            remote.close()
+            handler.close_connection = True
+        return
+    try:
+        try:
+            client.sendall(head + rest)
+        except OSError:
+            return  # the browser went away meanwhile
         to_remote = gevent.spawn(_pump, handler.rfile.read1, remote)
         to_client = gevent.spawn(_pump, remote.recv, client)
         gevent.wait([to_remote, to_client], count=1)
@@ -362,6 +382,48 @@ def tunnel_websocket(handler, upstream: Upstream) -> None:
         handler.close_connection = True
 
 
+HEAD_LIMIT = 64 * 1024
+
+
+def _read_head(remote) -> tuple[bytes, bytes]:
+    """The upstream's status line and headers, and whatever came after them."""
+    remote.settimeout(RESPONSE_TIMEOUT)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > HEAD_LIMIT:
+            raise ValueError("its answer's headers are too long")
+        more = remote.recv(CHUNK)
+        if not more:
+            raise ValueError("it closed the connection")
+        data += more
+    remote.settimeout(None)
+    end = data.index(b"\r\n\r\n") + 4
+    return data[:end], data[end:]
+
+
+def _status_code(head: bytes) -> int:
+    parts = head.split(b"\r\n", 1)[0].split(None, 2)
+    return int(parts[1]) if len(parts) >= 2 and parts[0].startswith(b"HTTP/") and parts[1].isdigit() else 0
+
+
+def _relay_refusal(remote, client, head: bytes, rest: bytes) -> None:
+    """Passes on a non-101 answer: its Content-Length worth of body, else until it ends or idles."""
+    match = re.search(rb"\r\ncontent-length:[ \t]*(\d+)[ \t]*\r\n", head, re.I)
+    remaining = int(match.group(1)) - len(rest) if match else None
+    try:
+        client.sendall(head + (rest if remaining is None or remaining >= 0 else rest[:int(match.group(1))]))
+        remote.settimeout(10.0)
+        while remaining is None or remaining > 0:
+            data = remote.recv(CHUNK if remaining is None else min(CHUNK, remaining))
+            if not data:
+                break
+            client.sendall(data)
+            if remaining is not None:
+                remaining -= len(data)
+    except OSError:
+        pass
+
+
 def _upgrade_request(handler, upstream: Upstream) -> bytes:
     environ = handler.environ
     lines = [f"GET {request_target(environ, upstream)} HTTP/1.1"]
@@ -369,9 +431,12 @@ def _upgrade_request(handler, upstream: Upstream) -> bytes:
     pairs = list(original.items()) if original is not None else [
         (key[5:].replace("_", "-").title(), value) for key, value in environ.items() if key.startswith("HTTP_")]
     # Everything is passed on as sent, the Upgrade and Connection headers included: they are
-    # the handshake itself.
-    lines += [f"{name}: {value}" for name, value in pairs if name.lower() != "x-forwarded-for"]
-    lines.append(f"X-Forwarded-For: {environ.get('REMOTE_ADDR', '')}")
+    # the handshake itself. The X-Forwarded-* headers are devhostd's own, as on the HTTP path.
+    lines += [f"{name}: {value}" for name, value in pairs if not name.lower().startswith("x-forwarded-")]
+    forwarded_for = environ.get("HTTP_X_FORWARDED_FOR")
+    client = environ.get("REMOTE_ADDR", "")
+    lines.append(f"X-Forwarded-For: {f'{forwarded_for}, {client}' if forwarded_for else client}")
+    lines.append(f"X-Forwarded-Host: {environ.get('HTTP_HOST', '')}")
     lines.append("X-Forwarded-Proto: http")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 

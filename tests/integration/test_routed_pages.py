@@ -6,6 +6,7 @@ import gzip
 import http.client
 import json
 import socket
+import time
 
 import gevent
 import pytest
@@ -343,3 +344,28 @@ def test_head_answers_carry_no_body_and_are_never_chunked(daemon, upstream):
     upstream.stop()
     failed, rest = head(daemon.host())
     assert failed.startswith(b"http/1.1 502") and rest == b""
+
+
+def test_a_refused_upgrade_is_relayed_and_ends_the_connection(daemon, raw_upstream):
+    raw = raw_upstream(lambda request: b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+                                       b"Content-Length: 4\r\n\r\nnope", close=False)
+    host = daemon.host().encode()
+    started = time.monotonic()
+    out = raw_exchange(daemon, b"GET /hmr HTTP/1.1\r\nHost: " + host + b"\r\nUpgrade: websocket\r\n"
+                       b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       b"Sec-WebSocket-Version: 13\r\nOrigin: http://" + host + b"\r\n\r\n", wait=8)
+    assert out.startswith(b"HTTP/1.1 403 Forbidden") and out.endswith(b"\r\n\r\nnope"), out
+    assert time.monotonic() - started < 5  # closed after the answer, not left open to the upstream
+    assert len(raw.received) == 1
+
+
+def test_the_websocket_tunnel_sets_its_own_forwarded_headers(daemon, upstream):
+    host = daemon.host()
+    ws = websocket.create_connection(f"ws://127.0.0.1:{daemon.port}/hmr", host=host, origin=f"http://{host}",
+                                     timeout=10, header=["X-Forwarded-For: 10.9.9.9", "X-Forwarded-Host: evil.example",
+                                                         "X-Forwarded-Proto: https"])
+    assert ws.recv() == "hello"
+    ws.close()
+    [(_, _, headers)] = [r for r in upstream.requests if r[1] == "/hmr"]
+    assert headers["x-forwarded-for"] == "10.9.9.9, 127.0.0.1"
+    assert headers["x-forwarded-host"] == host and headers["x-forwarded-proto"] == "http"
