@@ -14,7 +14,6 @@
 """
 from __future__ import annotations
 
-import json
 
 import gevent
 
@@ -24,7 +23,7 @@ from actors.agents import events as ev
 from actors.agents import opencode
 from actors.agents.claude import ClaudeParser
 from actors.agents.codex import CodexParser
-from actors.agents.jsonl import LONG_LINE, Tail, parse_line
+from actors.agents.jsonl import LONG_LINE, Tail, parse_line, shrink
 from actors.agents.pi import PiParser
 from actors.agents.rows import Found, inside, subdirectory
 
@@ -50,12 +49,11 @@ def _end_of(connection, session_id: str) -> tuple[int, int]:
 
 def _parse(line: bytes) -> dict | None:
     if len(line) > LONG_LINE:
-        # A big record (a tool's output): parsed off the hub, the text is cut afterwards anyway.
-        try:
-            record = gevent.get_hub().threadpool.apply(json.loads, (line,))
-        except (ValueError, RecursionError):
-            return None
-        return record if isinstance(record, dict) else None
+        # A big record (a tool's output): its long strings are cut from the raw bytes first (the
+        # text is cut afterwards anyway), so the whole line is never parsed: that holds the GIL.
+        line = shrink(line, pause=lambda: gevent.sleep(0))
+        if line is None or len(line) > LONG_LINE:
+            return None  # torn, or huge for another reason than its text: skipped
     return parse_line(line)
 
 

@@ -10,12 +10,14 @@
   file (and starts it again from the beginning, or ``REPLAY_MAX`` before its end), and skips
   lines beyond ``MAX_LINE``.
 - Lines longer than ``LONG_LINE`` are never parsed during a scan: the harness reads what it
-  needs from their first bytes (``Summary.feed_long``).
+  needs from their first bytes (``Summary.feed_long``). The stream parses them ``shrink``-ed:
+  every long string cut from the raw bytes, so the parse costs what a small record costs.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -120,6 +122,61 @@ def feed_lines(lines, summary: Summary) -> None:
         record = parse_line(line)
         if record is not None:
             summary.feed(record)
+
+
+KEEP_STRING = 8192  # raw bytes kept of each string of a shrunk line (the stream cuts text at 4 KiB)
+_BACKSLASH = 0x5C
+SCAN_STEP = 256 * 1024  # bytes of one string scanned between two pauses
+_BODY = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*', re.S)  # a string's text up to its closing quote
+
+
+def shrink(line: bytes, keep: int = KEEP_STRING, pause: Callable[[], None] | None = None) -> bytes | None:
+    """``line`` with every JSON string longer than ``keep`` raw bytes cut to about ``keep``
+    (never inside an escape or a UTF-8 sequence), so a huge record parses as a small one with
+    all its fields. The big text is only scanned for its closing quote, in steps; it is never
+    parsed (a parse holds the GIL for the whole line).
+    ``pause`` is called every ``SCAN_STEP`` bytes of a string (a yield to the hub). None: a
+    torn line."""
+    pieces, done, position = [], 0, 0
+    while True:
+        opening = line.find(b'"', position)
+        if opening < 0:
+            break
+        closing = _closing(line, opening + 1, pause)
+        if closing < 0:
+            return None
+        if closing - opening - 1 > keep:
+            cut = opening + 1 + keep
+            while cut > opening + 1 and line[cut] & 0xC0 == 0x80:
+                cut -= 1  # not inside a UTF-8 sequence
+            escape = line.rfind(b"\\", max(opening + 1, cut - 6), cut)
+            if escape >= 0:
+                cut = escape  # not inside an escape (``\uXXXX`` is the longest)
+                run = cut
+                while run > opening + 1 and line[run - 1] == _BACKSLASH:
+                    run -= 1
+                if (cut - run) % 2:
+                    cut -= 1  # a backslash whose escaped character was cut off
+            pieces.append(line[done:cut])
+            done = closing
+        position = closing + 1
+    pieces.append(line[done:])
+    return b"".join(pieces)
+
+
+def _closing(line: bytes, start: int, pause) -> int:
+    """The offset of the quote closing the string whose text begins at ``start``; -1: none."""
+    position = start
+    while True:
+        end = min(len(line), position + SCAN_STEP)
+        position = _BODY.match(line, position, end).end()
+        if position < end and line[position] == 0x22:
+            return position
+        if position >= len(line) - 1:
+            return -1  # torn (or a backslash as the last byte)
+        # the window ended (or split an escape at its end): on with the next one
+        if pause is not None:
+            pause()
 
 
 def parse_line(line: bytes) -> dict | None:

@@ -169,3 +169,23 @@ def test_a_rewrite_keeps_new_records_of_the_same_millisecond(tmp_path):
     append_jsonl(rewritten, pi_header("/w/p"), sent, pi_message("assistant", text="same ms", ms=1_800_000_000_000))
     os.replace(rewritten, path)
     assert _kinds(_drain(watch)) == [(13, "turn_end", "same ms")]
+
+
+def test_huge_lines_are_never_parsed_whole(tmp_path, monkeypatch):
+    from actors.agents import jsonl
+    parsed = []
+    loads = json.loads
+    monkeypatch.setattr(json, "loads", lambda text, *a, **k: parsed.append(len(text)) or loads(text, *a, **k))
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(14, path)])
+    output = "\u00e9\"quoted\" \\ line\n" * 40_000 + "end"
+    record = pi_message("toolResult", text=output, tool="bash", is_error=True)
+    record["message"]["details"] = {"stdout": output}  # a second big string, and fields after both
+    append_jsonl(path, record)
+    messages = _drain(watch, rounds=40)
+    [message] = messages
+    assert message["eventType"] == "tool_result" and message["isError"] is True and message["toolName"] == "bash"
+    assert message["text"].startswith(output[:1000]) and len(message["text"].encode()) <= 4096
+    assert parsed and max(parsed) <= jsonl.LONG_LINE

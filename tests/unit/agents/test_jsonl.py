@@ -215,3 +215,15 @@ def test_a_restart_starts_at_most_replay_max_from_the_end(tmp_path, monkeypatch)
     lines = tail.read()
     assert tail.restarted and 5 <= len(lines) <= 12 and json.loads(lines[-1]) == {"n": 99}
     assert all(line.startswith(b"{") for line in lines)
+
+
+def test_shrink_cuts_long_strings_never_inside_an_escape_or_a_character():
+    for text in ["a" * 30 + "\\" * 40, "é" * 40, "\u00e9" * 40, "\\\"" * 40, "x\\" * 40]:
+        for keep, ascii_only in [(keep, flag) for keep in range(5, 40) for flag in (False, True)]:
+            line = json.dumps({"t": "x", "s": text, "n": [1, {"k": "v"}], "after": True},
+                              ensure_ascii=ascii_only).encode()
+            shrunk = jsonl.shrink(line, keep=keep)
+            record = json.loads(shrunk)
+            assert record["after"] is True and record["n"] == [1, {"k": "v"}] and record["t"] == "x"
+            assert text.startswith(record["s"]) and len(record["s"]) < len(text)
+    assert jsonl.shrink(b'{"a": "torn') is None
