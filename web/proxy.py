@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 import gevent
 
 from actors.chatlog import daemon_log
+from web.websocket import AbortResponse
 
 PANEL_SCRIPT = b'<script type="module" src="/__devhost__/static/chat/panel.js"></script>'
 CONNECT_TIMEOUT = 10.0
@@ -244,6 +245,10 @@ class _Deflate:
     def flush(self) -> bytes:
         return self._inner.flush() if self._inner is not None else b""
 
+    @property
+    def eof(self) -> bool:
+        return self._inner is None or self._inner.eof
+
 
 class _ResponseBody:
     """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
@@ -255,28 +260,44 @@ class _ResponseBody:
         self._decoder = decoder
 
     def __iter__(self):
-        broken = False
+        broken = received = False
         while True:
             try:
                 data = self._response.read1(CHUNK)
+                received = received or bool(data)
                 if data and self._decoder is not None:
                     data = self._decoder.decompress(data)
             except (OSError, http.client.HTTPException, zlib.error) as exc:
-                # The browser gets what there was, ended cleanly: a cut-off page, never a 500.
+                # The browser gets what there was, then the connection is cut: a cut-off page
+                # never looks complete (and is never a 500).
                 daemon_log(f"proxy: the upstream's answer broke off: {exc!r}")
                 broken = True
                 break
             if not data:
+                if self._response.length:  # read1 ends quietly where its length was not met
+                    daemon_log(f"proxy: the upstream's answer ended {self._response.length} bytes short")
+                    broken = True
                 break
             if self._injector is not None:
                 data = self._injector.feed(data)
             if data:
                 yield data
-        tail = self._decoder.flush() if self._decoder is not None and not broken else b""
+        tail = b""
+        if self._decoder is not None and not broken:
+            try:
+                tail = self._decoder.flush()
+            except zlib.error as exc:
+                daemon_log(f"proxy: the upstream's compressed answer is broken: {exc!r}")
+                broken = True
+            if received and not self._decoder.eof:
+                daemon_log("proxy: the upstream's compressed answer ended before its end")
+                broken = True
         if self._injector is not None:
             tail = self._injector.feed(tail) + self._injector.finish()
         if tail:
             yield tail
+        if broken:
+            raise AbortResponse()
 
     def close(self):
         self._response.close()

@@ -26,6 +26,11 @@ class MessageTooBig(Exception):
     pass
 
 
+class AbortResponse(Exception):
+    """Raised by a response body that cannot be completed (say an upstream that broke off):
+    the connection is cut without the body's proper end, so the browser sees it incomplete."""
+
+
 class BoundedWebSocket(WebSocket):
     __slots__ = ("_write_lock",)
     max_message_bytes = MAX_MESSAGE_BYTES
@@ -173,6 +178,15 @@ class DevhostHandler(WebSocketHandler):
             self.websocket = BoundedWebSocket(self.environ, Stream(self), self)
             self.environ["wsgi.websocket"] = self.websocket
         return result
+
+    def process_result(self):
+        try:
+            super().process_result()
+        except AbortResponse:
+            # No last chunk, no more requests on this connection: the client must not take
+            # what it got for the whole body. Headers not sent yet: nothing is sent at all.
+            self.response_use_chunked = False
+            self.close_connection = True
 
     def finalize_headers(self):
         super().finalize_headers()

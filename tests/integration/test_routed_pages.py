@@ -369,3 +369,33 @@ def test_the_websocket_tunnel_sets_its_own_forwarded_headers(daemon, upstream):
     [(_, _, headers)] = [r for r in upstream.requests if r[1] == "/hmr"]
     assert headers["x-forwarded-for"] == "10.9.9.9, 127.0.0.1"
     assert headers["x-forwarded-host"] == host and headers["x-forwarded-proto"] == "http"
+
+
+def test_an_answer_cut_short_never_looks_complete(daemon, raw_upstream):
+    host = daemon.host().encode()
+
+    def get(path):
+        started = time.monotonic()
+        out = raw_exchange(daemon, b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\n\r\n", wait=8)
+        return out, time.monotonic() - started
+    # Passed through with its length: the connection closes short of it.
+    raw = raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n"
+                                       b"\r\nshort")
+    out, took = get(b"/plain")
+    assert out.startswith(b"HTTP/1.1 200") and b"content-length: 100" in out.lower() and out.endswith(b"short")
+    assert took < 5  # cut, not left hanging as if more were coming
+    # HTML given the panel (sent chunked): no last chunk.
+    raw.reply = lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<head></head>"
+    out, took = get(b"/page")
+    assert PANEL_SCRIPT in out and not out.endswith(b"0\r\n\r\n") and took < 5, out
+    # A gzip stream that stops before its end, though its Content-Length is met.
+    cut = gzip.compress(b"<!doctype html><head></head><body>" + bytes(range(256)) * 40)[:-30]
+    raw.reply = lambda request: (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+                                 b"Content-Length: %d\r\n\r\n" % len(cut) + cut)
+    out, took = get(b"/gzip")
+    assert PANEL_SCRIPT in out and not out.endswith(b"0\r\n\r\n") and took < 5, out[-100:]
+    # A chunked body cut mid-way.
+    raw.reply = lambda request: (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                 b"d\r\n<head></head>\r\n20\r\n<body>")
+    out, took = get(b"/chunked")
+    assert PANEL_SCRIPT in out and not out.endswith(b"0\r\n\r\n") and took < 5, out[-100:]
