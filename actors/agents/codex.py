@@ -105,6 +105,11 @@ class CodexSummary(Summary):
             elif inner in _OUTPUTS or inner in ("message", "reasoning"):
                 self._set("working")
 
+    def carry(self, older: Summary) -> None:
+        super().carry(older)
+        if self.policy is None and isinstance(older, CodexSummary):
+            self.policy = older.policy  # the last turn_context may be outside the new window
+
     def _set(self, kind, detail=None):
         self.last = (kind, detail)
         self.decisive = True
@@ -125,7 +130,9 @@ def state(summary: CodexSummary | None) -> str:
         return "waiting"
     if kind == "call":
         name, escalated = detail
-        if name in _ASKS_PERSON or (escalated and summary.policy not in (None, "never")):
+        # An escalated command asks unless the policy is "never"; a policy not seen (the turn's
+        # turn_context is outside the window read) is taken as asking.
+        if name in _ASKS_PERSON or (escalated and summary.policy != "never"):
             return "waiting"
     return "working"
 

@@ -41,6 +41,29 @@ def test_state_mid_turn_and_fresh():
     assert codex.state(_summary(never)) == "working"  # nobody is asked under "never"
 
 
+def test_an_escalated_call_with_the_policy_out_of_sight_is_waiting(tmp_path, monkeypatch):
+    # A long turn: the turn_context is outside the window the summary reads.
+    tail = [r for r in _records("waiting-on-approval-tail.jsonl") if r["type"] != "turn_context"]
+    assert codex.state(_summary(tail)) == "waiting"
+    # And a policy seen once is carried to the next window (here: "never": nobody is asked).
+    from actors.agents import jsonl
+    monkeypatch.setattr(jsonl, "WINDOW", 4096)
+    monkeypatch.setattr(jsonl, "WINDOW_MAX", 4096)
+    monkeypatch.setattr(jsonl, "INCREMENT_MAX", 0)  # the growth is read as a fresh window
+    path = tmp_path / "rollout-x.jsonl"
+    never = {"timestamp": "2026-11-30T13:30:07.000Z", "type": "turn_context", "payload": {"approval_policy": "never"}}
+    path.write_text(json.dumps(never) + "\n")
+    summaries = jsonl.Summaries()
+    summaries.get(str(path), codex.CodexSummary)
+    filler = {"timestamp": "2026-11-30T13:30:08.000Z", "type": "response_item",
+              "payload": {"type": "reasoning", "summary": "x" * 10_000}}
+    with open(path, "a") as handle:
+        handle.write(json.dumps(filler) + "\n")
+        for record in tail:
+            handle.write(json.dumps(record) + "\n")
+    assert codex.state(summaries.get(str(path), codex.CodexSummary)) == "working"
+
+
 def test_older_generations_waiting_events():
     summary = _summary([{"type": "event_msg", "payload": {"type": "exec_approval_request"}}])
     assert codex.state(summary) == "waiting"
