@@ -32,6 +32,7 @@ _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "to
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
                       "tool_search_call_output"})
 FALLBACK_DAYS = 3
+START_SLACK_MS = 5000  # a thread begun this long before its process started can still be its own
 
 
 def codex_home(env: dict, home: str) -> str:
@@ -337,8 +338,10 @@ def find(agents, summaries, metas: Metas, names: Names, home_of, open_files, now
         else:
             path, meta = _from_daemons(agent, daemons, threads, claimed)
             if path is None:
+                # A daemon's threads go to TUIs only as above, never by time.
+                held = {meta["id"] for daemon in daemons for _, meta in threads[daemon.pid]}
                 try:
-                    path, meta = _by_time(agent, home_of, metas, claimed)
+                    path, meta = _by_time(agent, home_of, metas, claimed | held)
                 except OSError as exc:
                     errors.append(f"its sessions folder cannot be read ({exc.strerror or exc})")
         if meta:
@@ -375,7 +378,9 @@ def _from_daemons(agent, daemons, threads, claimed):
                 continue
             if wanted and meta["id"] == wanted:
                 return path, meta
-            if not wanted and meta.get("cwd") == agent.cwd:
+            # A thread another (older) TUI began is not this one's: only threads that began
+            # since this TUI started, unless ``resume <id>`` names it.
+            if not wanted and meta.get("cwd") == agent.cwd and _began(meta) >= agent.start_ms - START_SLACK_MS:
                 mtime = _mtime(path)
                 if best is None or mtime > best[0]:
                     best = (mtime, path, meta)
@@ -413,7 +418,7 @@ def _by_time(agent, home_of, metas: Metas, claimed):
             if wanted and meta["id"] != wanted:
                 continue
             begun = ev.iso_ms(meta.get("timestamp")) or 0
-            if begun >= agent.start_ms - 5000:
+            if begun >= agent.start_ms - START_SLACK_MS:
                 if fresh is None or begun < fresh[0]:
                     fresh = (begun, entry.path, meta)
             elif resumed is None or mtime > resumed[0]:

@@ -210,3 +210,18 @@ def test_an_app_server_keeps_its_key_when_its_first_thread_appears(tmp_path):
     os.symlink(_rollout(lay, "t-second", lay.work, _working()), server / "fd" / "6")
     rows = {row.session_id: row for row in lay.scan().agents}
     assert rows["t-first"].key == threadless.key and rows["t-second"].key != threadless.key
+
+
+def test_a_new_codex_tui_does_not_get_an_older_tuis_thread(tmp_path):
+    lay = Layout(tmp_path)
+    daemon = lay.process(250, "codex", lay.work, argv=("/r/codex", "app-server", "--listen", "unix://",
+                                                       "--managed-daemon"), ticks_ago=20000)
+    now = lay.now
+    lay.now = now - 60_000  # the thread began a minute ago, under another TUI (gone or elsewhere)
+    os.symlink(_rollout(lay, "t-old", lay.work, _working()), daemon / "fd" / "5")
+    lay.now = now
+    lay.process(251, "codex", lay.work, argv=("/v/codex",), ticks_ago=100)  # started a second ago
+    lay.process(252, "codex", lay.work / "sub", argv=("/v/codex", "resume", "t-old"), ticks_ago=100)
+    rows = _by_pid(lay.scan())
+    assert rows[251].session_id is None and rows[251].transcript is None
+    assert rows[252].session_id == "t-old"
