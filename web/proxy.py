@@ -165,7 +165,7 @@ def forward(upstream: Upstream, environ, start_response, error_page):
         daemon_log(f"proxy: the upstream's answer cannot be passed on: {exc!r}")
         return error_page("502 Bad Gateway", f"devhostd cannot pass on the answer of the upstream "
                                              f"{upstream.origin}: {exc}", close=True)
-    return _ResponseBody(connection, response, inject, decoder)
+    return _ResponseBody(connection, response, inject, decoder, sock, environ.get("devhost.client_socket"))
 
 
 class _Buffered:
@@ -253,13 +253,48 @@ class _Deflate:
 class _ResponseBody:
     """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
 
-    def __init__(self, connection, response, inject: bool, decoder):
+    def __init__(self, connection, response, inject: bool, decoder, upstream_socket=None, client_socket=None):
         self._connection = connection
         self._response = response
         self._injector = ScriptInjector() if inject else None
         self._decoder = decoder
+        self._upstream_socket = upstream_socket
+        self._client_socket = client_socket
+        self._watcher = None
+
+    def _watch_client(self):
+        """Lets go of the upstream when the browser closes its connection: a body that stalls
+        (or streams for ever) must not hold a greenlet and two sockets once nobody reads it."""
+        while True:
+            try:
+                gone = not self._client_socket.recv(1, socket.MSG_PEEK)
+                break
+            except TimeoutError:
+                continue  # the client socket's own read timeout: keep watching
+            except OSError:
+                gone = True
+                break
+        if gone:
+            try:
+                self._upstream_socket.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+            except OSError:
+                pass
+        # Otherwise the browser sent its next request already: it is still there.
 
     def __iter__(self):
+        if self._client_socket is not None and self._upstream_socket is not None:
+            self._watcher = gevent.spawn(self._watch_client)
+        try:
+            yield from self._relay()
+        finally:
+            self._stop_watching()
+
+    def _stop_watching(self):
+        if self._watcher is not None:
+            self._watcher.kill(block=False)
+            self._watcher = None
+
+    def _relay(self):
         broken = received = False
         while True:
             try:
@@ -300,6 +335,7 @@ class _ResponseBody:
             raise AbortResponse()
 
     def close(self):
+        self._stop_watching()
         self._response.close()
         self._connection.close()
 

@@ -151,6 +151,7 @@ class DevhostHandler(WebSocketHandler):
         if raw_upgrade is not None and _is_upgrade(self.environ) \
                 and not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):
             return raw_upgrade(self)  # e.g. the app's own hot-reload socket, passed through
+        self.environ["devhost.client_socket"] = self.socket  # lets a proxied body notice the browser leave
         if not _is_upgrade(self.environ) and self.wsgi_input is not None:
             # pywsgi hands the raw socket over as wsgi.input for any "Connection: upgrade";
             # a request that is no WebSocket upgrade reads its body bounded, as any other.

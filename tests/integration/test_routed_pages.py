@@ -212,6 +212,7 @@ class RawUpstream:
     def __init__(self, reply, close: bool = True):
         self.reply, self.close_after = reply, close
         self.received: list[bytes] = []
+        self.hangups: list[bytes] = []  # requests whose connection devhostd closed (close=False)
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen()
@@ -245,11 +246,15 @@ class RawUpstream:
                 gevent.sleep(30)
                 return
             conn.sendall(answer)
+            if not self.close_after:  # hold the connection until devhostd lets go of it
+                conn.settimeout(30)
+                while conn.recv(65536):
+                    pass
+                self.hangups.append(request)
         except OSError:
             return
         finally:
-            if self.close_after:
-                conn.close()
+            conn.close()
 
     def stop(self):
         self.server.kill()
@@ -399,3 +404,18 @@ def test_an_answer_cut_short_never_looks_complete(daemon, raw_upstream):
                                  b"d\r\n<head></head>\r\n20\r\n<body>")
     out, took = get(b"/chunked")
     assert PANEL_SCRIPT in out and not out.endswith(b"0\r\n\r\n") and took < 5, out[-100:]
+
+
+def test_a_stalled_answer_is_let_go_of_when_the_browser_leaves(daemon, raw_upstream):
+    raw = raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n"
+                                       b"\r\npartial", close=False)
+    client = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
+    client.sendall(b"GET /stalled HTTP/1.1\r\nHost: " + daemon.host().encode() + b"\r\n\r\n")
+    out = b""
+    while not out.endswith(b"partial"):
+        out += client.recv(65536)
+    client.close()
+    deadline = time.monotonic() + 5
+    while not raw.hangups and time.monotonic() < deadline:
+        gevent.sleep(0.1)
+    assert raw.hangups, "devhostd still holds the upstream connection of a browser that left"
