@@ -86,7 +86,7 @@ class AgentScanner(pykka.ThreadingActor):
         result = self._scan(WATCH_FRESH_SECONDS)
         self._next_watch += 1
         watch = Watch(directory, sink)
-        watch.start(result.agents)
+        watch.start(result.agents, result.errors)
         self._watches[self._next_watch] = watch
         if self._ticker is None or self._ticker.dead:
             self._ticker = spawn_logged(self._ticking)

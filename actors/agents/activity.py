@@ -1,7 +1,9 @@
 """The activity stream of one page: the top-level agents of its directory, followed.
 
 - When the stream opens, each agent already running is followed from the end of its
-  transcript (no history).
+  transcript (no history). "Could not read it yet" is never "nothing there": a transcript or
+  database not readable at the opening is followed from its end as first read, and agents of
+  a harness the opening scan could not read count as present at the opening when they turn up.
 - An agent that appears later (a new process) is followed from the start of its transcript:
   a new session has only new records, and a resumed old session is replayed, as the seed asks.
   The same goes for an agent that switches to another session (Claude Code's in-place
@@ -32,6 +34,7 @@ YIELD_EVERY = 64
 
 
 SENT_IDS = 4096
+EVERY_HARNESS = "every harness"  # the scan's error key when the whole scan failed
 
 
 def _record_id(record: dict) -> str | None:
@@ -78,11 +81,18 @@ class Follow:
         else:
             self._parser = opencode.OpencodeParser()
             self._seq, self._rowid = -1, 0
-            if from_end:
-                try:
-                    self._seq, self._rowid = opencode.off_hub(_end_of, self._db(), self.target[2])
-                except Exception:  # noqa: BLE001 - sqlite3.Error, OSError: read again next time
-                    self.close()
+            self._to_end = from_end  # the end not known yet: found at the first read that works
+            self._find_end()
+
+    def _find_end(self) -> None:
+        if not self._to_end:
+            return
+        try:
+            self._seq, self._rowid = opencode.off_hub(_end_of, self._db(), self.target[2])
+        except Exception:  # noqa: BLE001 - sqlite3.Error, OSError: could not read it yet, not "nothing there"
+            self.close()
+            return
+        self._to_end = False
 
     def _db(self):
         if self._connection is None:
@@ -116,6 +126,8 @@ class Follow:
                     self._remember(rid)
             if self._catching_up and not self._tail.pending:
                 self._catching_up = False
+        elif self._to_end:
+            self._find_end()  # history is never sent: the first read that works finds the end
         else:
             try:
                 rows, self._rowid = opencode.off_hub(opencode.events_after, self._db(), self.target[2], self._seq,
@@ -165,8 +177,13 @@ class Watch:
         self.sink = sink
         self._seen: dict[str, tuple[Found, object]] = {}  # key -> (agent, what it follows)
         self._follows: dict[str, Follow] = {}
+        self._unknown: set[str] = set()  # harnesses not scanned when the stream opened
 
-    def start(self, agents) -> None:
+    def start(self, agents, failed=()) -> None:
+        """``failed``: harnesses the opening scan could not read. Until one is read, its agents
+        that turn up are taken as present at the opening (followed from the end, no run_started):
+        "could not read them yet" is not "none there"."""
+        self._unknown = set(failed)
         for found in agents:
             if inside(found.cwd, self.directory):
                 self._seen[found.key] = (found, found.follow)
@@ -178,11 +195,17 @@ class Watch:
         ``failed``: harnesses this scan could not read, whose agents are not taken as gone."""
         messages = []
         present = {}
+        every = EVERY_HARNESS in failed
         for found in agents:
             if inside(found.cwd, self.directory):
                 present[found.key] = found
         for key, found in present.items():
             known = self._seen.get(key)
+            if known is None and (found.harness in self._unknown or EVERY_HARNESS in self._unknown):
+                self._seen[key] = (found, found.follow)
+                if found.follow:
+                    self._follows[key] = Follow(found, from_end=True)
+                continue
             if known is None:
                 where = subdirectory(found.cwd, self.directory)
                 messages.append(ev.message(found.harness, found.pid,
@@ -198,7 +221,10 @@ class Watch:
                 if follow:
                     self._follows[key] = Follow(found, from_end=False)
             self._seen[key] = (found, follow)
-        for key in [k for k in self._seen if k not in present and self._seen[k][0].harness not in failed]:
+        if not every:
+            self._unknown = {harness for harness in self._unknown if harness in failed}
+        for key in [k for k in self._seen if k not in present and not every
+                    and self._seen[k][0].harness not in failed]:
             found, _ = self._seen.pop(key)
             follow = self._follows.pop(key, None)
             if follow is not None:

@@ -243,9 +243,13 @@ class Tail:
         self._skipping = False
         self.restarted = False  # the file was replaced or truncated since the last read
         self._mark = b""
+        self._to_end = False  # from the end, but the file could not be read yet: its end on first success
         try:
             st = os.stat(path)
+        except FileNotFoundError:
+            return  # nothing there yet: what appears is new
         except OSError:
+            self._to_end = from_end  # could not read it yet is not "nothing there"
             return
         self._ident = (st.st_dev, st.st_ino)
         if from_end:
@@ -272,6 +276,13 @@ class Tail:
         except OSError:
             return []
         ident = (st.st_dev, st.st_ino)
+        if self._to_end:
+            try:
+                self._mark = _mark(self.path, st.st_size)
+            except OSError:
+                return []
+            self._ident, self._offset, self._to_end = ident, st.st_size, False
+            return []
         if self._ident is None:
             self._ident = ident
         elif ident != self._ident or st.st_size < self._offset or not self._unchanged():

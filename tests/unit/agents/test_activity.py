@@ -189,3 +189,47 @@ def test_huge_lines_are_never_parsed_whole(tmp_path, monkeypatch):
     assert message["eventType"] == "tool_result" and message["isError"] is True and message["toolName"] == "bash"
     assert message["text"].startswith(output[:1000]) and len(message["text"].encode()) <= 4096
     assert parsed and max(parsed) <= jsonl.LONG_LINE
+
+
+def test_agents_of_a_harness_not_read_at_open_are_not_replayed(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    watch = Watch("/w/p", Sink())
+    watch.start([], failed={"pi": "its scanner failed"})
+    assert watch.update([], failed={"pi": "its scanner failed"}) == []
+    assert watch.update([_agent(15, path)]) + watch.read() == []  # there at the opening: no history
+    append_jsonl(path, pi_message("user", text="new"))
+    assert _kinds(watch.read()) == [(15, "turn_start", "new")]
+    later = tmp_path / "b.jsonl"
+    append_jsonl(later, pi_header("/w/p"), pi_message("user", text="a new agent"))
+    assert [k[1] for k in _kinds(watch.update([_agent(15, path), _agent(16, later)]) + watch.read())] == [
+        "run_started", "turn_start"]
+
+
+def test_a_whole_failed_scan_takes_no_agent_as_gone(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(17, path)])
+    assert watch.update([], failed={"every harness": "the scan failed"}) == []
+
+
+def test_a_transcript_not_readable_at_open_is_followed_from_its_end(tmp_path, monkeypatch):
+    from actors.agents import jsonl
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    stat = os.stat
+
+    def denied(target, *args, **kwargs):
+        if str(target) == str(path):
+            raise PermissionError(13, "denied")
+        return stat(target, *args, **kwargs)
+
+    monkeypatch.setattr(jsonl.os, "stat", denied)
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(18, path)])
+    assert watch.read() == []
+    monkeypatch.setattr(jsonl.os, "stat", stat)
+    assert watch.read() == []
+    append_jsonl(path, pi_message("user", text="new"))
+    assert _kinds(watch.read()) == [(18, "turn_start", "new")]

@@ -139,3 +139,22 @@ def test_a_follow_reads_off_the_hub_and_only_new_rows(tmp_path, monkeypatch):
     here = native()
     assert seen and all(thread != here for thread, sql in seen if not sql.startswith("PRAGMA"))
     follow.close()
+
+
+def test_a_follow_whose_end_could_not_be_read_at_open_sends_no_history(tmp_path, monkeypatch):
+    from actors.agents.activity import Follow
+    from actors.agents.rows import Found
+    path = opencode_db(tmp_path)
+    opencode_insert(path, opencode_rows("run-mode-session.db-rows.jsonl", tmp_path / "p"))
+    session = "ses_dd357d838ffeW3SKEdpB4C42gW"
+    last_seq = opencode.last_seq
+
+    def locked(*args):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(opencode, "last_seq", locked)
+    follow = Follow(Found("opencode", 1, 1, str(tmp_path / "p"), source=(str(path), session)), from_end=True)
+    assert follow.read() == []
+    monkeypatch.setattr(opencode, "last_seq", last_seq)
+    assert follow.read() == [] and follow.read() == []
+    follow.close()
