@@ -16,6 +16,7 @@
 """
 from __future__ import annotations
 
+import time
 
 import gevent
 
@@ -34,6 +35,7 @@ YIELD_EVERY = 64
 
 
 SENT_IDS = 4096
+READ_SECONDS = 0.1  # how long one tick may read transcripts that have more waiting
 EVERY_HARNESS = "every harness"  # the scan's error key when the whole scan failed
 
 
@@ -75,6 +77,7 @@ class Follow:
         self._catching_up = False  # re-reading a replaced or truncated file
         self._tail = None
         self._connection = None
+        self._more = False  # OpenCode: the last read stopped at its limit
         if self.target[0] == "file":
             self._tail = Tail(self.target[1], from_end)
             self._parser = PARSERS[self.harness]()
@@ -135,6 +138,7 @@ class Follow:
             except Exception:  # noqa: BLE001 - a locked or vanished database: tried again next time
                 self.close()
                 return []
+            self._more = len(rows) >= opencode.EVENTS_LIMIT
             for seq, kind, data in rows:
                 self._seq = seq
                 found.extend(self._parser.events(kind, data))
@@ -159,7 +163,9 @@ class Follow:
 
     @property
     def pending(self) -> bool:
-        return self._tail is not None and self._tail.pending
+        if self._tail is None:
+            return self._more
+        return self._tail.pending
 
     def close(self) -> None:
         if self._connection is not None:
@@ -234,13 +240,22 @@ class Watch:
         return messages
 
     def read(self) -> list[dict]:
+        """What the followed agents appended: each follow is read (a budget of bytes at a time)
+        again while more waits, for at most READ_SECONDS in all, yielding between reads."""
         messages = []
-        for key, follow in list(self._follows.items()):
-            try:
-                messages += follow.read()
-            except Exception as exc:  # noqa: BLE001 - one agent's odd record must not cost the others theirs
-                daemon_log(f"agents: a transcript record could not be followed ({type(exc).__name__}); skipped")
-            gevent.sleep(0)
+        deadline = time.monotonic() + READ_SECONDS
+        follows = list(self._follows.values())
+        while follows:
+            more = []
+            for follow in follows:
+                try:
+                    messages += follow.read()
+                    if follow.pending:
+                        more.append(follow)
+                except Exception as exc:  # noqa: BLE001 - one agent's odd record must not cost the others theirs
+                    daemon_log(f"agents: a transcript record could not be followed ({type(exc).__name__}); skipped")
+                gevent.sleep(0)
+            follows = more if time.monotonic() < deadline else []
         return messages
 
     @property

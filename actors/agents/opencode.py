@@ -208,7 +208,11 @@ def end_of_events(connection: sqlite3.Connection) -> int:
     return row[0] if row and row[0] is not None else 0
 
 
-def events_after(connection: sqlite3.Connection, session_id: str, seq: int, rowid: int = 0, limit: int = 500):
+EVENTS_LIMIT = 500
+
+
+def events_after(connection: sqlite3.Connection, session_id: str, seq: int, rowid: int = 0,
+                 limit: int = EVENTS_LIMIT):
     """((seq, type, data) of the session's event rows after ``seq`` written after row ``rowid``,
     in order; the rowid the next read starts after). Only rows past ``rowid`` are looked at, so
     a read costs what was written since the last one, however big the table is."""

@@ -233,3 +233,12 @@ def test_a_transcript_not_readable_at_open_is_followed_from_its_end(tmp_path, mo
     assert watch.read() == []
     append_jsonl(path, pi_message("user", text="new"))
     assert _kinds(watch.read()) == [(18, "turn_start", "new")]
+
+
+def test_a_tick_reads_on_while_more_waits(tmp_path):
+    path = tmp_path / "a.jsonl"
+    append_jsonl(path, pi_header("/w/p"))
+    watch = Watch("/w/p", Sink())
+    watch.start([_agent(19, path)])
+    append_jsonl(path, *[pi_message("user", text=f"prompt {n} " + "x" * 1000) for n in range(1000)])  # ~1.3 MiB
+    assert len(watch.read()) == 1000 and not watch.pending
