@@ -31,6 +31,9 @@ CONNECT_TIMEOUT = 10.0
 # for ever (server-sent events), so reading it has no timeout at all.
 RESPONSE_TIMEOUT = 300.0
 CHUNK = 64 * 1024
+# Once the browser has closed its side, an upstream body that brings nothing new for this long
+# is let go of (a half-closed browser may still be reading, so not at once).
+CLIENT_GONE_IDLE = 3.0
 SNIFF_LIMIT = 64 * 1024  # how much HTML is held back while looking for <head>
 # RFC 9110 §7.6.1, plus the non-standard Proxy-Connection browsers still send.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
@@ -195,7 +198,9 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
     # An encoding devhostd cannot undo (say br from a server that ignored Accept-Encoding)
     # passes through untouched, without the panel, rather than broken. A HEAD answer keeps the
     # headers the upstream gave it: there is no body to change.
-    inject = is_html and has_body and encoding in _DECODABLE and method != "HEAD"
+    # Part of a body (a range) cannot be given the script: its offsets would no longer fit.
+    partial = response.status == 206 or response.getheader("Content-Range") is not None
+    inject = is_html and has_body and encoding in _DECODABLE and method != "HEAD" and not partial
     lengths = response.headers.get_all("Content-Length") or []
     # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
     # beside it, and a status that has a body at all.
@@ -236,11 +241,17 @@ class _Deflate:
     def __init__(self):
         self._inner = None
 
-    def decompress(self, data: bytes) -> bytes:
+    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
         if self._inner is None:
+            if not data:
+                return b""
             wrapped = len(data) >= 2 and (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
             self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-        return self._inner.decompress(data)
+        return self._inner.decompress(data, max_length)
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._inner.unconsumed_tail if self._inner is not None else b""
 
     def flush(self) -> bytes:
         return self._inner.flush() if self._inner is not None else b""
@@ -261,6 +272,7 @@ class _ResponseBody:
         self._upstream_socket = upstream_socket
         self._client_socket = client_socket
         self._watcher = None
+        self._progress = 0  # reads from the upstream so far
 
     def _watch_client(self):
         """Lets go of the upstream when the browser closes its connection: a body that stalls
@@ -274,12 +286,18 @@ class _ResponseBody:
             except OSError:
                 gone = True
                 break
-        if gone:
-            try:
-                self._upstream_socket.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
-            except OSError:
-                pass
-        # Otherwise the browser sent its next request already: it is still there.
+        if not gone:
+            return  # the browser sent its next request already: it is still there
+        # Closed, or only half-closed (it may still read): let go once the upstream stalls.
+        while True:
+            seen = self._progress
+            gevent.sleep(CLIENT_GONE_IDLE)
+            if self._progress == seen:
+                break
+        try:
+            self._upstream_socket.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+        except OSError:
+            pass
 
     def __iter__(self):
         if self._client_socket is not None and self._upstream_socket is not None:
@@ -299,10 +317,7 @@ class _ResponseBody:
         while True:
             try:
                 data = self._response.read1(CHUNK)
-                received = received or bool(data)
-                if data and self._decoder is not None:
-                    data = self._decoder.decompress(data)
-            except (OSError, http.client.HTTPException, zlib.error) as exc:
+            except (OSError, http.client.HTTPException) as exc:
                 # The browser gets what there was, then the connection is cut: a cut-off page
                 # never looks complete (and is never a 500).
                 daemon_log(f"proxy: the upstream's answer broke off: {exc!r}")
@@ -313,26 +328,41 @@ class _ResponseBody:
                     daemon_log(f"proxy: the upstream's answer ended {self._response.length} bytes short")
                     broken = True
                 break
-            if self._injector is not None:
-                data = self._injector.feed(data)
-            if data:
-                yield data
-        tail = b""
-        if self._decoder is not None and not broken:
+            received = True
+            self._progress += 1
+            pieces = [data] if self._decoder is None else self._inflate(data)
             try:
-                tail = self._decoder.flush()
+                for piece in pieces:
+                    if self._injector is not None:
+                        piece = self._injector.feed(piece)
+                    if piece:
+                        yield piece
             except zlib.error as exc:
                 daemon_log(f"proxy: the upstream's compressed answer is broken: {exc!r}")
                 broken = True
+                break
+        if self._decoder is not None and not broken:
             if received and not self._decoder.eof:
                 daemon_log("proxy: the upstream's compressed answer ended before its end")
                 broken = True
-        if self._injector is not None:
-            tail = self._injector.feed(tail) + self._injector.finish()
+        tail = self._injector.finish() if self._injector is not None else b""
         if tail:
             yield tail
         if broken:
             raise AbortResponse()
+
+    def _inflate(self, data: bytes):
+        """Decompresses in pieces of at most CHUNK bytes, letting other greenlets run between
+        them: a small compressed body can expand to gigabytes."""
+        decoder = self._decoder
+        while True:
+            piece = decoder.decompress(data, CHUNK)
+            data = decoder.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < CHUNK:
+                return
+            gevent.sleep(0)
 
     def close(self):
         self._stop_watching()
@@ -340,35 +370,64 @@ class _ResponseBody:
         self._connection.close()
 
 
-_HEAD = re.compile(rb"<head(?:\s[^>]*)?>", re.I)
-_DECIDED = re.compile(rb"<body[\s>]|</head\s*>", re.I)
-_FALLBACKS = (re.compile(rb"<body(?:\s[^>]*)?>", re.I), re.compile(rb"<html(?:\s[^>]*)?>", re.I),
-              re.compile(rb"<!doctype[^>]*>", re.I))
+_TAG = re.compile(rb"<(/?)(head|body)[\s>/]", re.I)
+_TAG_SPAN = len(b"</head>")  # past this many bytes after a "<" it is decided whether it is one of ours
+_FALLBACKS = (re.compile(rb"<html(?:\s[^>]*)?>", re.I), re.compile(rb"<!doctype[^>]*>", re.I))
 
 
 class ScriptInjector:
-    """Puts the panel script right after <head> (else <body>, <html>, the doctype, or first),
-    holding back at most SNIFF_LIMIT bytes; never before the doctype, which would switch the
-    page into quirks mode and change its layout."""
+    """Puts the panel script at whichever comes first of <head> (right after it), <body> (right
+    after it) and </head> (right before it), else after <html>, the doctype, or first, holding
+    back at most SNIFF_LIMIT bytes; never before the doctype, which would switch the page into
+    quirks mode and change its layout. Each byte is scanned a bounded number of times, however
+    the body is cut into chunks."""
 
     def __init__(self, script: bytes = PANEL_SCRIPT):
         self._script = script
-        self._held = b""
+        self._held = bytearray()  # grows in place: no copy of what is held per chunk
         self._done = False
+        self._scanned = 0  # the held bytes before this hold no tag of ours
+        self._gt_from = 0  # where to go on looking for the ">" of an open <head …/<body … tag
 
     def feed(self, data: bytes) -> bytes:
         if self._done:
             return data
         self._held += data
-        match = _HEAD.search(self._held)
-        if match:
-            return self._insert(match.end())
-        if _DECIDED.search(self._held) or len(self._held) > SNIFF_LIMIT:
+        found = self._scan(final=False)
+        if found is not None:
+            return found
+        if len(self._held) > SNIFF_LIMIT:
             return self._fallback()
         return b""
 
+    def _scan(self, final: bool) -> bytes | None:
+        held = self._held
+        while True:
+            at = held.find(b"<", self._scanned)
+            if at < 0:
+                self._scanned = len(held)
+                break
+            if len(held) - at < _TAG_SPAN and not final:
+                self._scanned = at  # undecided until more bytes come
+                break
+            match = _TAG.match(held, at)
+            if match is None:
+                self._scanned = at + 1
+                continue
+            if match.group(1):  # </head>: the head is ending, so the script goes in just before
+                return self._insert(at)
+            end = held.find(b">", max(self._gt_from, match.end() - 1))
+            if end < 0:
+                self._scanned, self._gt_from = at, len(held)
+                break
+            return self._insert(end + 1)
+        return None
+
     def finish(self) -> bytes:
-        return b"" if self._done else self._fallback()
+        if self._done:
+            return b""
+        found = self._scan(final=True)
+        return found if found is not None else self._fallback()
 
     def _fallback(self) -> bytes:
         for pattern in _FALLBACKS:
@@ -379,8 +438,8 @@ class ScriptInjector:
 
     def _insert(self, at: int) -> bytes:
         self._done = True
-        held, self._held = self._held, b""
-        return held[:at] + self._script + held[at:]
+        held, self._held = self._held, bytearray()
+        return bytes(held[:at]) + self._script + bytes(held[at:])
 
 
 # ---- WebSocket pass-through ------------------------------------------------------------------

@@ -415,7 +415,14 @@ def test_a_stalled_answer_is_let_go_of_when_the_browser_leaves(daemon, raw_upstr
     while not out.endswith(b"partial"):
         out += client.recv(65536)
     client.close()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 10  # CLIENT_GONE_IDLE without a byte from the upstream, then it is let go
     while not raw.hangups and time.monotonic() < deadline:
         gevent.sleep(0.1)
     assert raw.hangups, "devhostd still holds the upstream connection of a browser that left"
+
+
+def test_a_range_of_a_page_is_passed_on_without_the_panel(daemon, raw_upstream):
+    raw_upstream(lambda request: b"HTTP/1.1 206 Partial Content\r\nContent-Type: text/html\r\n"
+                                 b"Content-Range: bytes 0-5/100\r\nContent-Length: 6\r\n\r\n<head>")
+    status, headers, body = fetch(daemon, "/", headers={"Range": "bytes=0-5"})
+    assert (status, body, headers["content-length"]) == (206, b"<head>", "6")

@@ -1,7 +1,12 @@
 """Where the devtools script goes into HTML, however the body is cut into chunks."""
 from __future__ import annotations
 
-from web.proxy import PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, _names_origin, request_target
+import gzip
+import time
+import zlib
+
+from web.proxy import (CHUNK, PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, _names_origin, _ResponseBody,
+                       request_target)
 
 
 def inject(*chunks: bytes) -> bytes:
@@ -53,3 +58,46 @@ def test_only_locations_on_the_upstreams_own_origin_are_pointed_back():
     assert _names_origin("http://127.0.0.1:3000", "http://127.0.0.1:3000")
     assert not _names_origin("http://127.0.0.1:30000/x", "http://127.0.0.1:3000")
     assert not _names_origin("https://example.com/", "http://127.0.0.1:3000")
+
+
+def test_the_script_goes_at_whichever_of_head_body_and_the_head_end_comes_first():
+    # A "<head>" inside a body script is the page's text, not its head.
+    page = b"<!doctype html><body><script>const t = '<head>';</script></body>"
+    assert inject(page) == b"<!doctype html><body>" + PANEL_SCRIPT + page[len(b"<!doctype html><body>"):]
+    # No <head> tag, but its end: the script goes in just before it, still in the head.
+    page = b"<!doctype html><title>t</title></head><body>x</body>"
+    assert inject(page) == page.replace(b"</head>", PANEL_SCRIPT + b"</head>")
+    for cut in range(1, len(page)):
+        assert inject(page[:cut], page[cut:]) == page.replace(b"</head>", PANEL_SCRIPT + b"</head>")
+    assert inject(b"<HEAD>") == b"<HEAD>" + PANEL_SCRIPT  # short, at the very end, any case
+
+
+def test_looking_for_the_head_scans_each_byte_a_bounded_number_of_times():
+    injector = ScriptInjector()
+    filler = b"<p>" + b"x" * 61 + b"</p>"  # many "<" that are not ours
+    page = b"<!doctype html>" + filler * (SNIFF_LIMIT // len(filler))
+    started = time.perf_counter()
+    out = b"".join(injector.feed(page[i:i + 1]) for i in range(len(page)))
+    assert time.perf_counter() - started < 1.0
+    assert (out + injector.finish()).startswith(b"<!doctype html>" + PANEL_SCRIPT)
+
+
+class _Bomb:
+    """An upstream response whose small gzip body inflates to 64 MiB."""
+
+    def __init__(self):
+        self._data = gzip.compress(b"\0" * (64 << 20))
+        self.length = None
+
+    def read1(self, n):
+        data, self._data = self._data[:n], self._data[n:]
+        return data
+
+    def close(self):
+        pass
+
+
+def test_decompression_goes_in_bounded_pieces():
+    body = _ResponseBody(None, _Bomb(), False, zlib.decompressobj(16 + zlib.MAX_WBITS))
+    sizes = [len(piece) for piece in body]
+    assert sum(sizes) == 64 << 20 and max(sizes) <= CHUNK
