@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 import gevent.lock
 
@@ -147,6 +148,11 @@ class DevhostHandler(WebSocketHandler):
     """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
 
     def run_application(self):
+        path = self.environ.get("PATH_INFO", "")
+        if "://" in path and not path.startswith("/"):
+            # An absolute-form request line ("GET http://host/__devhost__/x"): routing, the
+            # /__devhost__/ prefix included, goes by its path alone, as for any other request.
+            self.environ["PATH_INFO"] = urlsplit(path).path or "/"
         raw_upgrade = getattr(self.application, "raw_upgrade", None)
         if raw_upgrade is not None and _is_upgrade(self.environ) \
                 and not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):

@@ -426,3 +426,11 @@ def test_a_range_of_a_page_is_passed_on_without_the_panel(daemon, raw_upstream):
                                  b"Content-Range: bytes 0-5/100\r\nContent-Length: 6\r\n\r\n<head>")
     status, headers, body = fetch(daemon, "/", headers={"Range": "bytes=0-5"})
     assert (status, body, headers["content-length"]) == (206, b"<head>", "6")
+
+
+def test_an_absolute_form_request_line_is_routed_by_its_path(daemon, upstream):
+    host = daemon.host().encode()
+    out = raw_exchange(daemon, b"GET http://" + host + b"/__devhost__/config.json HTTP/1.1\r\nHost: " + host
+                       + b"\r\nConnection: close\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200") and b'"teststack"' in out, out[:300]
+    assert not any(path.startswith("/__devhost__") or "://" in path for _, path, _ in upstream.requests)
