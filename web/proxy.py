@@ -52,11 +52,12 @@ class Upstream:
     def parse(cls, url: str) -> "Upstream":
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(parts.scheme, parts.hostname or "127.0.0.1", port, parts.path.rstrip("/"))
+        return cls(parts.scheme.lower(), (parts.hostname or "127.0.0.1").lower(), port, parts.path.rstrip("/"))
 
     @property
     def origin(self) -> str:
-        return f"{self.scheme}://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+        return f"{self.scheme}://{host}:{self.port}"
 
     def connection(self, timeout: float) -> http.client.HTTPConnection:
         if self.scheme == "https":
@@ -219,8 +220,8 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
         if inject and lower in ("content-length", "content-encoding", "content-md5"):
             continue  # the body changes; the server sends it chunked, uncompressed
         value = _clean(value)
-        if lower == "location" and _names_origin(value, upstream.origin):
-            value = f"http://{environ.get('HTTP_HOST', '')}{value[len(upstream.origin):]}"
+        if lower == "location":
+            value = rewrite_location(value, upstream, environ.get("HTTP_HOST", ""))
         headers.append((name, value))
     decoder = None
     if inject and encoding in ("gzip", "x-gzip"):
@@ -230,9 +231,32 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
     return headers, inject, decoder
 
 
-def _names_origin(url: str, origin: str) -> bool:
-    """Whether ``url`` is on ``origin`` itself (not merely a longer port or host that starts alike)."""
-    return url.startswith(origin) and url[len(origin):len(origin) + 1] in ("", "/", "?", "#")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def rewrite_location(url: str, upstream: Upstream, routed_host: str) -> str:
+    """A Location on the upstream itself (same scheme, host in any case, effective port) pointed
+    at the routed hostname, the upstream's base path taken off; any other left as it is."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    if parts.scheme or parts.netloc:
+        scheme = parts.scheme.lower()
+        if (scheme != upstream.scheme.lower() or (parts.hostname or "") != upstream.host.lower()
+                or (port or _DEFAULT_PORTS.get(scheme)) != upstream.port):
+            return url
+    elif not parts.path.startswith("/"):
+        return url  # relative to where the browser is: already right
+    path = parts.path
+    base = upstream.base_path
+    if base and (path == base or path.startswith(base + "/")):
+        path = path[len(base):] or "/"
+    if not (parts.scheme or parts.netloc):
+        return path + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+    return (f"http://{routed_host}{path or '/'}" + (f"?{parts.query}" if parts.query else "")
+            + (f"#{parts.fragment}" if parts.fragment else ""))
 
 
 class _Deflate:

@@ -434,3 +434,12 @@ def test_an_absolute_form_request_line_is_routed_by_its_path(daemon, upstream):
                        + b"\r\nConnection: close\r\n\r\n")
     assert out.startswith(b"HTTP/1.1 200") and b'"teststack"' in out, out[:300]
     assert not any(path.startswith("/__devhost__") or "://" in path for _, path, _ in upstream.requests)
+
+
+def test_a_location_on_the_upstream_is_recognised_however_it_is_spelled(daemon, raw_upstream):
+    raw = raw_upstream(lambda request: b"")
+    port = raw.url.rsplit(":", 1)[1]
+    raw.reply = lambda request: (b"HTTP/1.1 302 Found\r\nLocation: HTTP://127.0.0.1:" + port.encode()
+                                 + b"/x?y=1\r\nContent-Length: 0\r\n\r\n")
+    status, headers, _ = fetch(daemon, "/go")
+    assert status == 302 and headers["location"] == f"http://{daemon.host()}/x?y=1"

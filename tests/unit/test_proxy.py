@@ -5,8 +5,9 @@ import gzip
 import time
 import zlib
 
-from web.proxy import (CHUNK, PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, _names_origin, _ResponseBody,
-                       request_target)
+from web.proxy import (CHUNK, PANEL_SCRIPT, SNIFF_LIMIT, ScriptInjector, Upstream, _ResponseBody,
+                       request_target,
+                       rewrite_location)
 
 
 def inject(*chunks: bytes) -> bytes:
@@ -54,10 +55,30 @@ def test_the_upstream_path_is_only_ever_a_path_on_the_manifests_upstream():
 
 
 def test_only_locations_on_the_upstreams_own_origin_are_pointed_back():
-    assert _names_origin("http://127.0.0.1:3000/login", "http://127.0.0.1:3000")
-    assert _names_origin("http://127.0.0.1:3000", "http://127.0.0.1:3000")
-    assert not _names_origin("http://127.0.0.1:30000/x", "http://127.0.0.1:3000")
-    assert not _names_origin("https://example.com/", "http://127.0.0.1:3000")
+    upstream = Upstream.parse("http://127.0.0.1:3000")
+    routed = "app.localhost:7777"
+    assert rewrite_location("http://127.0.0.1:3000/login", upstream, routed) == "http://app.localhost:7777/login"
+    assert rewrite_location("http://127.0.0.1:3000", upstream, routed) == "http://app.localhost:7777/"
+    assert rewrite_location("HTTP://127.0.0.1:3000/a?b=1#c", upstream, routed) == "http://app.localhost:7777/a?b=1#c"
+    assert rewrite_location("http://127.0.0.1:30000/x", upstream, routed) == "http://127.0.0.1:30000/x"
+    assert rewrite_location("http://127.0.0.1:3000@evil.example/", upstream, routed) == "http://127.0.0.1:3000@evil.example/"
+    assert rewrite_location("https://127.0.0.1:3000/", upstream, routed) == "https://127.0.0.1:3000/"
+    assert rewrite_location("https://example.com/", upstream, routed) == "https://example.com/"
+    assert rewrite_location("/relative", upstream, routed) == "/relative"
+
+
+def test_locations_match_on_host_in_any_case_the_effective_port_and_ipv6_and_lose_the_base_path():
+    routed = "app.localhost:7777"
+    local = Upstream.parse("http://LocalHost/app/")
+    assert rewrite_location("http://localhost:80/app/x", local, routed) == "http://app.localhost:7777/x"
+    assert rewrite_location("http://LOCALHOST/app", local, routed) == "http://app.localhost:7777/"
+    assert rewrite_location("/app/login?next=/", local, routed) == "/login?next=/"
+    assert rewrite_location("/application", local, routed) == "/application"
+    assert rewrite_location("http://localhost:8080/app/x", local, routed) == "http://localhost:8080/app/x"
+    six = Upstream.parse("http://[::1]:3000")
+    assert six.origin == "http://[::1]:3000"
+    assert rewrite_location("http://[::1]:3000/x", six, routed) == "http://app.localhost:7777/x"
+    assert rewrite_location("http://[::2]:3000/x", six, routed) == "http://[::2]:3000/x"
 
 
 def test_the_script_goes_at_whichever_of_head_body_and_the_head_end_comes_first():
