@@ -333,7 +333,9 @@ class _ResponseBody:
 
     def _stop_watching(self):
         if self._watcher is not None:
-            self._watcher.kill(block=False)
+            # Dead before pywsgi reads the next request from the same socket: two readers of
+            # one gevent socket is an error.
+            self._watcher.kill(block=True)
             self._watcher = None
 
     def _relay(self):

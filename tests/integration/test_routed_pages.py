@@ -443,3 +443,15 @@ def test_a_location_on_the_upstream_is_recognised_however_it_is_spelled(daemon, 
                                  + b"/x?y=1\r\nContent-Length: 0\r\n\r\n")
     status, headers, _ = fetch(daemon, "/go")
     assert status == 302 and headers["location"] == f"http://{daemon.host()}/x?y=1"
+
+
+def test_requests_after_a_proxied_answer_on_one_connection_are_read(daemon, upstream):
+    connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+    try:
+        for path in ("/", "/style.css", "/chunked", "/echo") * 5:
+            connection.request("GET", path, headers={"Host": daemon.host()})
+            response = connection.getresponse()
+            assert response.status == 200, path
+            response.read()
+    finally:
+        connection.close()
