@@ -123,3 +123,18 @@ def test_a_claude_question_is_answered_in_the_clis_own_format(page, daemon):
     assert sent["result"]["behavior"] == "allow"
     assert sent["result"]["updatedInput"]["answers"] == {"Which color?": "Blue"}  # as the CLI recorded it
     expect(question).to_contain_text("You answered.")
+
+
+def test_a_send_an_interrupt_cancelled_in_devhostd_reads_cancelled_and_a_refused_one_failed(page, daemon):
+    Panel(page, daemon, "other.localhost").load()
+    states = page.evaluate("""async () => {
+        const { Transcript } = await import("/__devhost__/static/chat/transcript.js");
+        const transcript = new Transcript();
+        transcript.addLocal("a", "one", []);
+        transcript.acknowledge("a", null, "not sent: an interrupt cancelled queued input");
+        transcript.addLocal("b", "two", []);
+        transcript.acknowledge("b", null, "the session was closed before the CLI took the message");
+        return transcript.list().map((item) => item.delivery);
+    }""")
+    assert states == [{"state": "cancelled", "text": "cancelled by the interrupt"},
+                      {"state": "failed", "text": "failed: the session was closed before the CLI took the message"}]
