@@ -51,8 +51,6 @@ patched locks), which every patched call does. ``.add()``, ``.requests`` and
 ``wait_for_requests()`` may be used from any greenlet or patched thread. ``stop()`` closes the
 listener, ends open streams at their next chunk and kills the remaining handlers.
 """
-import gzip
-import http
 import json
 import uuid
 from urllib.parse import urlsplit
@@ -141,14 +139,6 @@ def _sse(event, data):
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _status_line(status):
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = {529: "Overloaded"}.get(status, "Error")
-    return f"{status} {phrase}"
-
-
 class MockAnthropic(ScriptedServer):
     """Scripted Messages API on 127.0.0.1:<ephemeral port>; see the module docstring."""
 
@@ -200,31 +190,6 @@ class MockAnthropic(ScriptedServer):
             "type": "error",
             "error": {"type": "not_found_error", "message": f"mock: no route {method} {path}"}})
 
-    @staticmethod
-    def _read_body(environ):
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        raw = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
-        if not raw:
-            return None
-        if environ.get("HTTP_CONTENT_ENCODING", "").lower() == "gzip":
-            raw = gzip.decompress(raw)
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def _request_id(self):
-        return f"req_mock_{next(self._counter):04d}{uuid.uuid4().hex[:12]}"
-
-    def _json(self, start_response, status, obj, extra_headers=()):
-        data = json.dumps(obj).encode()
-        start_response(_status_line(status), [
-            ("Content-Type", "application/json"), ("Content-Length", str(len(data))),
-            ("request-id", self._request_id()), *extra_headers])
-        return [data]
 
     def _answer(self, reply, body, start_response):
         if reply.error:

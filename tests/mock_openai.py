@@ -84,8 +84,6 @@ patched locks), which every patched call does. ``.add()``, ``.requests`` and
 ``wait_for_requests()`` may be used from any greenlet or patched thread. ``stop()`` closes the
 listener, ends open streams at their next chunk and kills the remaining handlers.
 """
-import gzip
-import http
 import json
 import time
 import uuid
@@ -225,18 +223,11 @@ def _sse(data):
     return f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def _status_line(status):
-    try:
-        phrase = http.HTTPStatus(status).phrase
-    except ValueError:
-        phrase = "Error"
-    return f"{status} {phrase}"
-
-
 class MockOpenAI(ScriptedServer):
     """Scripted Responses API on 127.0.0.1:<ephemeral port>; see the module docstring."""
 
     url_suffix = "/v1"
+    request_id_header = "x-request-id"
 
     def _default_reply(self):
         return text_reply(DEFAULT_TEXT)
@@ -266,34 +257,6 @@ class MockOpenAI(ScriptedServer):
             "message": f"mock: no route {method} {path}", "type": "invalid_request_error",
             "param": None, "code": "not_found"}})
 
-    @staticmethod
-    def _read_body(environ):
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = 0
-        raw = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
-        if not raw:
-            return None
-        encoding = environ.get("HTTP_CONTENT_ENCODING", "").lower()
-        if encoding == "gzip":
-            raw = gzip.decompress(raw)
-        elif encoding == "zstd":  # Codex compresses only for the OpenAI backend; just in case
-            return {"_undecoded": "zstd", "size": len(raw)}
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw.decode("utf-8", "replace")
-
-    def _request_id(self):
-        return f"req_mock_{next(self._counter):04d}{uuid.uuid4().hex[:12]}"
-
-    def _json(self, start_response, status, obj, extra_headers=()):
-        data = json.dumps(obj).encode()
-        start_response(_status_line(status), [
-            ("Content-Type", "application/json"), ("Content-Length", str(len(data))),
-            ("x-request-id", self._request_id()), *extra_headers])
-        return [data]
 
     def _answer(self, reply, body, start_response):
         if reply.error:

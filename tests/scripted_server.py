@@ -3,15 +3,28 @@
 A subclass names its reply class, its default reply and the path suffix of its base URL, and
 answers requests in ``_app`` (taking each model-turn request's reply with ``_take``).
 """
+import gzip
+import http
 import itertools
+import json
 import threading
+import uuid
 from collections import deque
 
 from gevent import pool, pywsgi
 
 
+def status_line(status):
+    try:
+        phrase = http.HTTPStatus(status).phrase
+    except ValueError:
+        phrase = {529: "Overloaded"}.get(status, "Error")
+    return f"{status} {phrase}"
+
+
 class ScriptedServer:
     url_suffix = ""
+    request_id_header = "request-id"  # the header each API names its request ids in
 
     def __init__(self, script=()):
         self._lock = threading.Condition()
@@ -101,3 +114,34 @@ class ScriptedServer:
 
     def _app(self, environ, start_response):
         raise NotImplementedError
+
+    # -- HTTP helpers -------------------------------------------------------------------
+
+    @staticmethod
+    def _read_body(environ):
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        raw = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
+        if not raw:
+            return None
+        encoding = environ.get("HTTP_CONTENT_ENCODING", "").lower()
+        if encoding == "gzip":
+            raw = gzip.decompress(raw)
+        elif encoding == "zstd":  # Codex compresses only for the OpenAI backend; just in case
+            return {"_undecoded": "zstd", "size": len(raw)}
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    def _request_id(self):
+        return f"req_mock_{next(self._counter):04d}{uuid.uuid4().hex[:12]}"
+
+    def _json(self, start_response, status, obj, extra_headers=()):
+        data = json.dumps(obj).encode()
+        start_response(status_line(status), [
+            ("Content-Type", "application/json"), ("Content-Length", str(len(data))),
+            (self.request_id_header, self._request_id()), *extra_headers])
+        return [data]
