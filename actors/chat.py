@@ -26,6 +26,7 @@ from actors import chatlog, proctree
 from actors.cli_process import CliProcess
 from actors.guard import guarded, spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
+from actors.tell import tell
 from actors.session_rules import compose_message, exit_reason, session_status
 from storage.history import EventHistory, HistoryWriteError
 from web.commands import Send, is_lowercase_uuid
@@ -88,7 +89,7 @@ class Chat(pykka.ThreadingActor):
     # ---- lifecycle -------------------------------------------------------------------------
 
     def on_start(self) -> None:
-        self._heartbeat = spawn_logged(self._beat, self.actor_ref.proxy())
+        self._heartbeat = spawn_logged(self._beat, self.actor_ref)
         chatlog.log(self._id, self._harness.HARNESS_ID, "session.resume" if self._resuming else "session.start",
                     project=self._root, model=self._model or "default", native=self._native_id)
         if self.start_cli_at_once:
@@ -119,7 +120,7 @@ class Chat(pykka.ThreadingActor):
         self._starting = True
         self._live_clis += 1
         self._cli_gone.clear()
-        self._cli_ref = CliProcess.start(self.actor_ref.proxy(), self._generation, argv, self._root,
+        self._cli_ref = CliProcess.start(self.actor_ref, self._generation, argv, self._root,
                                          proctree.make_tag(self._id), self._harness.LABEL)
         self._cli = self._cli_ref.proxy()
         self._write(self._driver.start_frames())
@@ -200,7 +201,7 @@ class Chat(pykka.ThreadingActor):
         joined = self._turn_active
         text = compose_message(command.text, prompt)
         entry = _InFlight(subscriber, command.command_id, time.monotonic())
-        entry.timer = spawn_later_logged(self._ack_timeout, self.actor_ref.proxy().on_ack_timeout, message_id)
+        entry.timer = spawn_later_logged(self._ack_timeout, tell, self.actor_ref, "on_ack_timeout", message_id)
         self._in_flight[message_id] = entry
         self._write(self._driver.message_frames(message_id, text, list(command.images), model))
         chatlog.log(self._id, self._harness.HARNESS_ID, "message.sent", command=command.command_id,
@@ -253,26 +254,46 @@ class Chat(pykka.ThreadingActor):
     # ---- events from the CLI (told by CliProcess) ------------------------------------------
 
     @guarded
-    def on_cli_frame(self, generation: int, frame: dict, raw: bytes) -> None:
+    def on_cli_frames(self, generation: int, frames: list) -> None:
+        """A batch of ``(frame, raw line)`` from the CLI, in the order it wrote them.
+
+        Frames to keep are staged and stored with one history write; the stage is flushed
+        before any effect is applied, so every socket still sees events and the state, acks
+        and errors that follow from them in the CLI's order.
+        """
         if generation != self._generation or self._history_broken:
             return
         self._last_event_at = time.monotonic()
-        keep, found = self._driver.decode(frame)
-        if keep:
-            try:
-                sequence = self._history.append(raw)
-            except HistoryWriteError as exc:
-                self._history_failed(exc)
-                return
-            event = b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
-            for sink in list(self._subscribers.values()):
-                sink.push(event)
-        changed = False
-        for effect in found:
-            changed |= self._apply(effect)
-        self._after_frame(frame)
-        if changed:
-            self._publish_state()
+        staged: list[bytes] = []
+        for frame, raw in frames:
+            keep, found = self._driver.decode(frame)
+            if keep:
+                staged.append(raw)
+            if found:
+                if staged and not self._store_events(staged):
+                    return
+                staged = []
+            changed = False
+            for effect in found:
+                changed |= self._apply(effect)
+            self._after_frame(frame)
+            if changed:
+                self._publish_state()
+        if staged:
+            self._store_events(staged)
+
+    def _store_events(self, raws: list[bytes]) -> bool:
+        """Appends events to the history (one write) and pushes them to every socket."""
+        try:
+            first = self._history.append_many(raws)
+        except HistoryWriteError as exc:
+            self._history_failed(exc)
+            return False
+        events = [b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
+                  for sequence, raw in enumerate(raws, first)]
+        for sink in list(self._subscribers.values()):
+            sink.push_many(events)
+        return True
 
     # Hooks for the chat core (actors/core_chat.py); a plain devhost session needs none.
     def _after_frame(self, frame: dict) -> None:
@@ -332,7 +353,7 @@ class Chat(pykka.ThreadingActor):
             self._write(list(effect.frames))
             return False
         if isinstance(effect, fx.Deadline):
-            spawn_later_logged(effect.seconds, self.actor_ref.proxy().on_deadline, self._generation,
+            spawn_later_logged(effect.seconds, tell, self.actor_ref, "on_deadline", self._generation,
                                effect.request_id)
             return False
         if isinstance(effect, fx.StartFailed):
@@ -412,10 +433,10 @@ class Chat(pykka.ThreadingActor):
             self._ack(message_id, "unconfirmed", None)
 
     @staticmethod
-    def _beat(proxy) -> None:
+    def _beat(ref) -> None:
         while True:
             gevent.sleep(HEARTBEAT_SECONDS)
-            proxy.heartbeat()  # a tell; the check runs inside the actor
+            tell(ref, "heartbeat")  # the check runs inside the actor
 
     @guarded
     def heartbeat(self) -> None:
@@ -525,7 +546,7 @@ class Chat(pykka.ThreadingActor):
         for sink in list(self._subscribers.values()):
             sink.push(frame)
         if self._host is not None:
-            self._host.on_record(record)  # a tell: the host keeps the list without asking chats
+            tell(self._host, "on_record", record)  # the host keeps the list without asking chats
         if record["status"] != self._last_status:
             self._last_status = record["status"]
             chatlog.log(self._id, self._harness.HARNESS_ID, "session.status", status=record["status"])

@@ -1,8 +1,10 @@
 """The CliProcess actor: one running CLI, its stdin writer and its output pumps.
 
 It owns the subprocess (in a process group of its own, tagged through its environment so
-every descendant can be found again) and tells its owner each decoded stdout frame, in order,
-then exactly one ``on_cli_exit``. Upward calls are tells: the owner never waits on this actor.
+every descendant can be found again) and tells its owner the decoded stdout frames, in order,
+in batches of whatever lines one read brought (``on_cli_frames``), then exactly one
+``on_cli_exit``. Upward calls are tells (actors/tell.py): the owner never waits on this actor,
+and no future is built per frame.
 """
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ from gevent import subprocess
 from actors import proctree
 from actors.chatlog import daemon_log
 from actors.guard import guarded, spawn_logged
+from actors.tell import tell
 
 STDERR_TAIL_BYTES = 4096
+READ_BYTES = 64 * 1024  # one read of stdout: every complete line in it goes up as one batch
 _PR_SET_PDEATHSIG = 1
 
 
@@ -31,13 +35,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-YIELD_EVERY_LINES = 64  # a CLI flooding stdout must not starve the rest of the hub
 
 
 class CliProcess(pykka.ThreadingActor):
     def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str):
         super().__init__()
-        self._owner = owner  # a proxy: on_cli_frame / on_cli_exit / on_cli_write_failed
+        self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_write_failed
         self._generation = generation
         self._argv = argv
         self._cwd = cwd
@@ -105,23 +108,22 @@ class CliProcess(pykka.ThreadingActor):
         daemon_log(f"{self._label} pid {self._proc.pid} ended: {outcome}")
 
     def _pump_stdout(self):
-        stream = self._proc.stdout
-        count = 0
-        for line in stream:
-            count += 1
-            if count % YIELD_EVERY_LINES == 0:
-                gevent.sleep(0)
-            raw = line.strip()
-            if not raw:
-                continue
-            try:
-                frame = json.loads(raw)
-            except (ValueError, RecursionError):  # a frame nested past Python's limit is not one we can use
-                frame = None
-            if not isinstance(frame, dict):
-                daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout: {raw[:200]!r}")
-                continue
-            self._tell_owner("on_cli_frame", frame, raw)  # after the owner is gone: drained, dropped
+        read = self._proc.stdout.read1 if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read
+        for batch in read_line_batches(lambda: read(READ_BYTES)):
+            frames = []
+            for raw in batch:
+                frame = _decode(raw)
+                if frame is None:
+                    # The length only: such a line can be reply text the log must never carry.
+                    daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout "
+                               f"({len(raw)} bytes)")
+                    continue
+                frames.append((frame, raw))
+            if frames:
+                self._tell_owner("on_cli_frames", frames)  # after the owner is gone: dropped
+            # A CLI flooding stdout must not starve the rest of the hub (its chat included:
+            # the batch just told is handled while this pump waits for its turn again).
+            gevent.sleep(0)
 
     def _pump_stderr(self):
         for chunk in iter(lambda: self._proc.stderr.read1(65536) if hasattr(self._proc.stderr, "read1")
@@ -144,10 +146,8 @@ class CliProcess(pykka.ThreadingActor):
         self._report_exit(code, self._stderr_tail.decode("utf-8", "replace"))
 
     def _tell_owner(self, method: str, *args) -> None:
-        try:
-            getattr(self._owner, method)(self._generation, *args)
-        except pykka.ActorDeadError:
-            pass  # the chat was removed first (e.g. a closed session replaced by its resume)
+        # A tell: a chat removed first (a closed session replaced by its resume) is no error.
+        tell(self._owner, method, self._generation, *args)
 
     def _report_exit(self, code, stderr_tail):
         if not self._exit_reported:
@@ -163,3 +163,38 @@ class CliProcess(pykka.ThreadingActor):
             # Stopped before the CLI ended (daemon shutdown): end it now, synchronously.
             self._terminating = True
             proctree.terminate(self._proc, self._tag)
+
+
+def read_line_batches(read):
+    """Yields, for each read that completes lines, the list of those lines (stripped, none empty).
+
+    ``read()`` returns what the pipe has now (b"" at its end). A line longer than one read is
+    gathered over several, and each byte is searched a bounded number of times, however the
+    output is cut into reads. What follows the last
+    line break waits for the next read; a last line without one is yielded at the end.
+    """
+    pending = bytearray()
+    while True:
+        data = read()
+        if not data:
+            break
+        start = len(pending)
+        pending += data
+        cut = pending.rfind(b"\n", start)
+        if cut < 0:
+            continue
+        lines = [line for line in bytes(pending[:cut]).split(b"\n") if line.strip()]
+        del pending[:cut + 1]
+        if lines:
+            yield [line.strip() for line in lines]
+    if pending.strip():
+        yield [bytes(pending).strip()]
+
+
+def _decode(raw: bytes):
+    """The frame a stdout line holds, or None when it holds no JSON object."""
+    try:
+        frame = json.loads(raw)
+    except (ValueError, RecursionError):  # a frame nested past Python's limit is not one we can use
+        return None
+    return frame if isinstance(frame, dict) else None

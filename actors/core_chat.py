@@ -24,6 +24,7 @@ from storage.chat_store import read_log
 from actors.core.status import status_signature
 from actors.core.thread import Thread, host_id, new_info
 from actors.guard import guarded, spawn_later_logged
+from actors.tell import tell
 from actors.harness import effects as fx
 from storage.chat_store import FOLD_LOG_BYTES
 from web.commands import Send
@@ -437,7 +438,7 @@ class CoreChat(Chat):
             for ready in out:
                 self._log_and_send(ready)
             if started:
-                self._flush_timer = spawn_later_logged(DELTA_TICK, self.actor_ref.proxy().flush_delta)
+                self._flush_timer = spawn_later_logged(DELTA_TICK, tell, self.actor_ref, "flush_delta")
 
     @guarded
     def flush_delta(self) -> None:
@@ -487,7 +488,8 @@ class CoreChat(Chat):
 
     def _tell_registry(self) -> None:
         if self._registry is not None:
-            self._registry.on_info(self._id, copy.deepcopy(self._thread.info))  # a copy: the thread goes on changing it
+            # A copy: the thread goes on changing it.
+            tell(self._registry, "on_info", self._id, copy.deepcopy(self._thread.info))
 
     def _write_record(self) -> None:
         if self._removed:

@@ -48,6 +48,8 @@ class CoreHost(pykka.ThreadingActor):
         self._resuming_on = resuming_on
         self._environment = environment if environment is not None else dict(os.environ)
         self._chats: dict[str, pykka.ActorRef] = {}
+        # One proxy per chat, made once: building one introspects the whole actor (~0.4 ms).
+        self._proxies: dict[str, pykka.ActorProxy] = {}
         self._infos: dict[str, dict] = {}
 
     def on_start(self) -> None:
@@ -115,7 +117,8 @@ class CoreHost(pykka.ThreadingActor):
 
     def _register(self, chat_id: str, ref) -> dict:
         self._chats[chat_id] = ref
-        info = ref.proxy().info().get(timeout=10)
+        self._proxies[chat_id] = ref.proxy()
+        info = self._proxies[chat_id].info().get(timeout=10)
         self._infos[chat_id] = info
         return info
 
@@ -123,10 +126,10 @@ class CoreHost(pykka.ThreadingActor):
         return tuple(self._commands().get(harness.HARNESS_ID) or harness.DEFAULT_COMMAND)
 
     def chat(self, chat_id: str):
-        ref = self._chats.get(chat_id)
-        if ref is None:
+        proxy = self._proxies.get(chat_id)
+        if proxy is None:
             raise CoreError("chat-not-found", f"No chat {chat_id}")
-        return ref.proxy()
+        return proxy
 
     def list(self) -> list[dict]:
         return [self._infos[chat_id] for chat_id in self._chats]
@@ -138,12 +141,13 @@ class CoreHost(pykka.ThreadingActor):
 
     def forget(self, chat_id: str) -> None:
         ref = self._chats.pop(chat_id, None)
+        self._proxies.pop(chat_id, None)
         self._infos.pop(chat_id, None)
         if ref is not None:
             ref.stop(block=False)
 
     def chats(self) -> list:
-        return [ref.proxy() for ref in self._chats.values()]
+        return list(self._proxies.values())
 
     def on_stop(self) -> None:
         for ref in self._chats.values():

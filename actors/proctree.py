@@ -551,8 +551,10 @@ def _terminate(root: _Root, result: TerminateResult, match: TagMatch | None, kno
                 result.ended_by = "sigkill"
 
     # Last sweep by tag: anything that appeared late (a daemon double-forked away by a
-    # process we just killed) but still carries the tag.
-    if match is not None:
+    # process we just killed) but still carries the tag. When nothing was signalled, the scan
+    # above, made after the CLI ended, already saw every process carrying the tag: /proc is
+    # listed twice, not three times (it is a quarter of a 200-chat shutdown).
+    if match is not None and (result.sigterm or result.sigkill):
         stragglers = freeze_and_kill((), match)
         result.swept = len(stragglers)
         result.sigkill += len(stragglers)

@@ -34,19 +34,31 @@ class EventHistory:
 
     def append(self, raw_json: bytes) -> int:
         """Stores one event and returns its sequence (from 1)."""
+        return self.append_many((raw_json,))
+
+    def append_many(self, raws) -> int:
+        """Stores events in order with one write; returns the sequence of the first (from 1).
+
+        All or nothing: after a failed or short write none of them counts as stored, and what
+        was written past the end is overwritten by the next append.
+        """
         if self._closed:
             raise HistoryWriteError("the event history is closed")
-        sequence = len(self._offsets) + 1
-        record = msgpack.packb((sequence, raw_json), use_bin_type=True)
+        first = len(self._offsets) + 1
+        packed = bytearray()
+        starts = []
+        for sequence, raw_json in enumerate(raws, first):
+            starts.append(self._end + len(packed))
+            packed += msgpack.packb((sequence, raw_json), use_bin_type=True)
         try:
-            written = os.pwrite(self._fd, record, self._end)
+            written = os.pwrite(self._fd, packed, self._end)
         except OSError as exc:
             raise HistoryWriteError(f"could not write the event history: {exc.strerror or exc}") from exc
-        if written != len(record):
+        if written != len(packed):
             raise HistoryWriteError("could not write the event history: short write (disk full?)")
-        self._offsets.append(self._end)
-        self._end += len(record)
-        return sequence
+        self._offsets.extend(starts)
+        self._end += len(packed)
+        return first
 
     def read(self, first: int = 1, last: int | None = None, chunk_bytes: int = 1 << 20) -> Iterator[tuple[int, bytes]]:
         """Yields ``(sequence, raw_json)`` for ``first..last`` (inclusive), reading from disk.

@@ -24,7 +24,7 @@ from actors.harness_catalog import HarnessCatalog
 from actors.host import Host
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
-from web import agents, security
+from web import agents, security, sinks
 from web.app import Context, DevhostApp
 from web import pages
 from web.core import CoreExtension, FolderInUse
@@ -178,7 +178,7 @@ def close_every_session(host, core_host) -> list[str]:
         remaining = max(0.0, deadline - gevent.get_hub().loop.now())
         if gone is None or not gone.wait(timeout=remaining):
             survivors.append(session_id)
-    gevent.sleep(0.2)  # lets the writers flush their 1001 close frames
+    sinks.wait_for_closing_writers(timeout=1.0)  # the 1001 close frames reach their pages
     return survivors
 
 

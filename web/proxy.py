@@ -23,7 +23,8 @@ from urllib.parse import quote, urlsplit
 import gevent
 
 from actors.chatlog import daemon_log
-from web.websocket import AbortResponse
+from web.upstream_pool import UpstreamPool
+from web.websocket import AbortResponse, no_delay
 
 PANEL_SCRIPT = b'<script type="module" src="/__devhost__/static/chat/panel.js"></script>'
 CONNECT_TIMEOUT = 10.0
@@ -39,6 +40,9 @@ SNIFF_LIMIT = 64 * 1024  # how much HTML is held back while looking for <head>
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "proxy-connection"})
 _DECODABLE = ("gzip", "x-gzip", "deflate", "identity")
+# RFC 9110 §9.2.2: sent twice, these mean what they mean once; with no body to send again.
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+POOL = UpstreamPool()
 
 
 @dataclass(frozen=True)
@@ -127,30 +131,27 @@ def _content_length(environ) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def forward(upstream: Upstream, environ, start_response, error_page):
+def forward(upstream: Upstream, environ, start_response, error_page, pool: UpstreamPool = POOL):
     """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot."""
     method = environ.get("REQUEST_METHOD", "GET")
-    connection = upstream.connection(CONNECT_TIMEOUT)
     transfer_encoding = environ.get("HTTP_TRANSFER_ENCODING")
     if transfer_encoding is not None and transfer_encoding.strip().lower() != "chunked":
         # Anything but plain chunked would be framed differently here and upstream.
         return error_page("400 Bad Request", "devhostd only passes on request bodies sent with "
                                              "Content-Length or Transfer-Encoding: chunked.", close=True)
     has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
+    connection, reused = pool.acquire(upstream, CONNECT_TIMEOUT)
     try:
-        connection.connect()
-        # getresponse() drops connection.sock when the answer ends with the connection
-        # (HTTP/1.0, "Connection: close", a close-delimited body): keep it to lift the timeout.
-        sock = connection.sock
-        sock.settimeout(RESPONSE_TIMEOUT)
-        connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
-                           headers=dict(request_headers(environ)))
-        response = connection.getresponse()
-        while 100 <= response.status < 200 and response.status != 101:
-            # An interim answer (103 Early Hints, a stray 100): the final one follows it.
-            response = http.client.HTTPResponse(_Buffered(response.fp), method=method)
-            response.begin()
-        sock.settimeout(None)
+        try:
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            if not (reused and method in IDEMPOTENT and not has_body and _stale(exc)):
+                raise
+            # The upstream closed its idle connection as this request went out: once more, on a
+            # fresh one. Never for a request that may have changed something, or had a body.
+            connection, reused = upstream.connection(CONNECT_TIMEOUT), False
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
     except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
         connection.close()
         return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")
@@ -169,7 +170,42 @@ def forward(upstream: Upstream, environ, start_response, error_page):
         daemon_log(f"proxy: the upstream's answer cannot be passed on: {exc!r}")
         return error_page("502 Bad Gateway", f"devhostd cannot pass on the answer of the upstream "
                                              f"{upstream.origin}: {exc}", close=True)
-    return _ResponseBody(connection, response, inject, decoder, sock, environ.get("devhost.client_socket"))
+    keep = (lambda: pool.release(upstream, connection)) if reusable else None
+    return _ResponseBody(connection, response, inject, decoder, sock, environ.get("devhost.client_socket"),
+                         keep=keep)
+
+
+def _exchange(connection, method: str, environ, upstream: Upstream, has_body: bool):
+    """Sends the request and reads the answer's head: (response, socket, whether the connection
+    can serve another request once this answer is read whole)."""
+    if connection.sock is None:
+        connection.connect()
+        no_delay(connection.sock)
+    # getresponse() drops connection.sock when the answer ends with the connection
+    # (HTTP/1.0, "Connection: close", a close-delimited body): keep it to lift the timeout.
+    sock = connection.sock
+    sock.settimeout(RESPONSE_TIMEOUT)
+    connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
+                       headers=dict(request_headers(environ)))
+    response = connection.getresponse()
+    interim = False
+    while 100 <= response.status < 200 and response.status != 101:
+        # An interim answer (103 Early Hints, a stray 100): the final one follows it.
+        interim = True
+        response = http.client.HTTPResponse(_Buffered(response.fp), method=method)
+        response.begin()
+    sock.settimeout(None)
+    # After an interim answer http.client's own bookkeeping follows the first response, not
+    # the one read: such a connection is not trusted with another request.
+    return response, sock, not (interim or response.will_close or response.status == 101)
+
+
+def _stale(exc: Exception) -> bool:
+    """A pooled connection the upstream had closed: refused at the write, or no answer at all."""
+    if isinstance(exc, TimeoutError):
+        return False  # the upstream is slow, not gone: sending again would only double the wait
+    return isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                            http.client.BadStatusLine, ConnectionAbortedError))
 
 
 class _Buffered:
@@ -288,8 +324,11 @@ class _Deflate:
 class _ResponseBody:
     """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
 
-    def __init__(self, connection, response, inject: bool, decoder, upstream_socket=None, client_socket=None):
+    def __init__(self, connection, response, inject: bool, decoder, upstream_socket=None, client_socket=None,
+                 keep=None):
         self._connection = connection
+        self._keep = keep  # gives the connection back to the pool once the answer was read whole
+        self._complete = False
         self._response = response
         self._injector = ScriptInjector() if inject else None
         self._decoder = decoder
@@ -376,6 +415,7 @@ class _ResponseBody:
             yield tail
         if broken:
             raise AbortResponse()
+        self._complete = True
 
     def _inflate(self, data: bytes):
         """Decompresses in pieces of at most CHUNK bytes, letting other greenlets run between
@@ -393,7 +433,10 @@ class _ResponseBody:
     def close(self):
         self._stop_watching()
         self._response.close()
-        self._connection.close()
+        if self._complete and self._keep is not None:
+            self._keep()  # read to its end, and the upstream keeps the connection open
+        else:
+            self._connection.close()
 
 
 _TAG = re.compile(rb"<(/?)(head|body)[\s>/]", re.I)
@@ -478,6 +521,7 @@ def tunnel_websocket(handler, upstream: Upstream) -> None:
     """
     try:
         remote = socket.create_connection((upstream.host, upstream.port), timeout=CONNECT_TIMEOUT)
+        no_delay(remote)
         if upstream.scheme == "https":
             remote = ssl._create_unverified_context().wrap_socket(remote, server_hostname=upstream.host)  # noqa: S323
         remote.settimeout(None)

@@ -1,72 +1,120 @@
 """What a socket's writer reads from, and how it writes: shared by every WebSocket of the daemon.
 
 An actor pushes frames into a sink without ever blocking; one writer greenlet per socket owns
-every write. A client more than SINK_LIMIT_BYTES behind is disconnected (1013): it reconnects
-and reads a snapshot, so nothing is lost.
+every write. The writer takes whatever is queued when it wakes (up to BATCH_FRAMES frames or
+BATCH_BYTES bytes) and sends it with one write: a busy stream costs one system call and one
+hub switch per batch, not per frame, and a quiet one still goes out at once (nothing waits
+for a batch to fill). A client more than SINK_LIMIT_BYTES behind is disconnected (1013): it
+reconnects and reads a snapshot, so nothing is lost.
 """
 from __future__ import annotations
 
 import socket
+from collections import deque
 
-import gevent.queue
+import gevent
+import gevent.event
 
 from actors.chatlog import daemon_log
 
 SINK_LIMIT_BYTES = 32 * 1024 * 1024  # queued for one socket before its client counts as too slow
-_CLOSE = object()
+BATCH_FRAMES = 256  # at most this many frames, or
+BATCH_BYTES = 256 * 1024  # about this many bytes, go out in one write
+TOO_SLOW = (1013, "client too slow; reconnect for a snapshot")
 
 
 class SocketSink:
-    """What the Chat actor holds for a socket: push and close never block the actor."""
+    """What an actor holds for a socket: push and close never block the actor."""
 
     def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
-        self.queue = gevent.queue.Queue()
+        self._frames: deque[bytes] = deque()
+        self._wake = gevent.event.Event()
         self._limit = limit_bytes
         self._queued = 0
         self._abort = abort  # cuts the connection when the client stopped reading altogether
+        self._close: tuple[int, str] | None = None
         self.closed = False
 
+    @property
+    def queued_bytes(self) -> int:
+        return self._queued
+
     def push(self, frame: bytes) -> None:
+        self.push_many((frame,))
+
+    def push_many(self, frames) -> None:
+        """Queues frames in order; all of them, or (too slow) none and a 1013 close."""
         if self.closed:
             return
-        if self._queued + len(frame) > self._limit:
+        size = sum(len(frame) for frame in frames)
+        if self._queued + size > self._limit:
             # Too slow to keep up: drop what waits and disconnect; the page reconnects to a
             # snapshot, which has everything. A writer stuck in a send is woken by the abort.
+            self._frames.clear()
+            self._queued = 0
             self.closed = True
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait((_CLOSE, 1013, "client too slow; reconnect for a snapshot"))
+            self._close = TOO_SLOW
+            self._wake.set()
             if self._abort is not None:
                 self._abort()
             return
-        self._queued += len(frame)
-        self.queue.put_nowait(frame)
-
-    def taken(self, frame: bytes) -> None:
-        self._queued -= len(frame)
+        self._frames.extend(frames)
+        self._queued += size
+        self._wake.set()
 
     def close(self, code: int, reason: str = "") -> None:
+        """Queues a close after what is already queued."""
         if not self.closed:
             self.closed = True
-            self.queue.put_nowait((_CLOSE, code, reason))
+            self._close = (code, reason)
+            self._wake.set()
+
+    def take(self, max_frames: int = BATCH_FRAMES, max_bytes: int = BATCH_BYTES):
+        """Waits for something to write: (frames, None), or ([], (code, reason)) once every
+        frame queued before a close is taken. A frame larger than max_bytes comes alone."""
+        while not self._frames and self._close is None:
+            self._wake.clear()
+            self._wake.wait()
+        batch = []
+        size = 0
+        frames = self._frames
+        while frames and len(batch) < max_frames and (not batch or size + len(frames[0]) <= max_bytes):
+            frame = frames.popleft()
+            batch.append(frame)
+            size += len(frame)
+        self._queued -= size
+        if batch:
+            return batch, None
+        return batch, self._close
+
+
+_writers: dict = {}  # writer greenlet -> its sink, while it writes
 
 
 def write_live(ws, sink) -> None:
     """Writes what the sink receives until it closes; the only writer of its socket."""
+    _writers[gevent.getcurrent()] = sink
     try:
         while True:
-            item = sink.queue.get()
-            if isinstance(item, tuple) and item and item[0] is _CLOSE:
-                ws.close(item[1], item[2])
+            frames, close = sink.take()
+            if close is not None:
+                ws.close(*close)
                 return
-            sink.taken(item)
-            ws.send_text(item)
+            ws.send_texts(frames)
     except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
             daemon_log(f"socket writer stopped: {exc!r}")
             abort(ws)
     finally:
         sink.closed = True
+        _writers.pop(gevent.getcurrent(), None)
+
+
+def wait_for_closing_writers(timeout: float) -> None:
+    """Waits (at most ``timeout`` s) until every writer with a close queued has written it:
+    at shutdown, the 1001 close frames reach their pages before the process ends."""
+    closing = [writer for writer, sink in list(_writers.items()) if sink.closed]
+    gevent.joinall(closing, timeout=timeout)
 
 
 def abort(ws) -> None:

@@ -26,6 +26,10 @@ class RecordingSink:
         import json
         self.frames.append(json.loads(frame))
 
+    def push_many(self, frames):
+        for frame in frames:
+            self.push(frame)
+
     def close(self, code, reason=""):
         self.closed_with = code
 

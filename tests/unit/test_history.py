@@ -82,3 +82,25 @@ def test_a_reader_keeps_its_snapshot_readable_after_the_history_closes():
         assert list(reader) == [(1, b'{"n":1}'), (2, b'{"n":2}')]
     finally:
         reader.close()
+
+
+def test_append_many_stores_a_batch_with_one_write_in_order_after_single_appends():
+    history = EventHistory()
+    try:
+        assert history.append(b'{"n":0}') == 1
+        batch = [b'{"n":%d}' % n for n in range(1, 6)]
+        assert history.append_many(batch) == 2  # the sequence of the batch's first event
+        assert history.append(b'{"n":6}') == 7
+        assert [raw for _, raw in history.read()] == [b'{"n":%d}' % n for n in range(7)]
+    finally:
+        history.close()
+
+
+def test_a_failed_batch_counts_none_of_its_events():
+    history = EventHistory(fd=os.open("/dev/full", os.O_RDWR))
+    try:
+        with pytest.raises(HistoryWriteError):
+            history.append_many([b'{"a":1}', b'{"b":2}'])
+        assert history.last_sequence == 0
+    finally:
+        history.close()

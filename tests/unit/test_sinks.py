@@ -1,23 +1,75 @@
-"""web.sinks: what a socket's writer reads from; pushing never blocks the actor that pushes."""
-from web.sinks import SocketSink
+"""web.sinks: what a socket's writer reads from; pushing never blocks the actor that pushes.
+
+The writer takes what is queued in batches (one write each); batching must never reorder,
+drop or hold back a frame.
+"""
+import gevent
+
+from web.sinks import BATCH_BYTES, BATCH_FRAMES, SocketSink
 
 
 def test_a_sink_too_far_behind_closes_with_1013_and_drops_what_waits():
     cut = []
     sink = SocketSink(limit_bytes=10, abort=lambda: cut.append(True))
     sink.push(b"12345")
-    sink.taken(sink.queue.get_nowait())
+    assert sink.take() == ([b"12345"], None)
     sink.push(b"123456")
     sink.push(b"12345")  # 11 bytes waiting: too slow
-    assert sink.closed and cut == [True]
-    item = sink.queue.get_nowait()
-    assert item[1] == 1013 and sink.queue.empty()
+    assert sink.closed and cut == [True] and sink.queued_bytes == 0
+    assert sink.take() == ([], (1013, "client too slow; reconnect for a snapshot"))
     sink.push(b"x")
-    assert sink.queue.empty()
+    assert sink.take()[0] == []
 
 
-def test_closing_a_sink_queues_one_close():
+def test_push_many_is_all_or_nothing_against_the_limit():
+    sink = SocketSink(limit_bytes=10)
+    sink.push_many([b"123", b"456"])
+    assert sink.queued_bytes == 6 and not sink.closed
+    sink.push_many([b"78", b"9ab"])  # 11 bytes: none of them is queued, and the client is cut
+    assert sink.closed and sink.take() == ([], (1013, "client too slow; reconnect for a snapshot"))
+
+
+def test_closing_a_sink_queues_one_close_after_what_waits():
     sink = SocketSink()
+    sink.push(b"last words")
     sink.close(1001, "stopping")
     sink.close(1000)
-    assert sink.queue.qsize() == 1 and sink.queue.get_nowait()[1:] == (1001, "stopping")
+    assert sink.take() == ([b"last words"], None)
+    assert sink.take() == ([], (1001, "stopping"))
+
+
+def test_a_batch_is_whatever_waits_up_to_its_bounds_in_order():
+    sink = SocketSink()
+    frames = [b"%05d" % n for n in range(BATCH_FRAMES * 2 + 7)]
+    sink.push_many(frames)
+    taken = []
+    sizes = []
+    while sink.queued_bytes:
+        batch, close = sink.take()
+        assert close is None
+        sizes.append(len(batch))
+        taken += batch
+    assert taken == frames  # nothing reordered, dropped or repeated across batch boundaries
+    assert sizes == [BATCH_FRAMES, BATCH_FRAMES, 7]
+
+
+def test_a_batch_stops_at_its_byte_bound_and_a_larger_frame_goes_alone():
+    sink = SocketSink()
+    half = b"x" * (BATCH_BYTES // 2)
+    huge = b"y" * (BATCH_BYTES * 2)
+    sink.push_many([half, half, b"z", huge, b"after"])
+    assert sink.take() == ([half, half], None)
+    assert sink.take() == ([b"z"], None)
+    assert sink.take() == ([huge], None)
+    assert sink.take() == ([b"after"], None)
+
+
+def test_take_waits_for_the_first_frame_and_returns_at_once_with_it():
+    sink = SocketSink()
+    got = []
+    reader = gevent.spawn(lambda: got.append(sink.take()))
+    gevent.sleep(0.01)
+    assert not got  # nothing queued: the writer waits, it does not spin
+    sink.push(b"one")
+    reader.join(timeout=1)
+    assert got == [([b"one"], None)]  # a lone frame is not held back waiting for a batch

@@ -1,0 +1,28 @@
+"""Upward calls between actors: fire-and-forget, with no future built for nobody to read.
+
+A pykka proxy call (``proxy.method(...)``) is an ask: it builds a ``ThreadingFuture`` (a
+Condition, an RLock, two gevent locks) and sets it, even when nobody reads it. For a CLI
+frame relayed thousands of times a second that was a third of the daemon's time. ``tell``
+sends the same message the proxy would, as ``ActorRef.tell`` does, without the future.
+
+Whatever the called method raises has no future to go to: pykka would stop the actor. So
+every method called this way is ``@guarded`` (actors/guard.py).
+"""
+from __future__ import annotations
+
+import pykka
+from pykka.messages import ProxyCall
+
+
+def tell(target, method: str, *args, **kwargs) -> bool:
+    """Calls ``method`` on the actor behind ``target`` (a proxy or an ActorRef) without waiting.
+
+    Returns False, quietly, when the actor is gone already (a chat removed before its CLI's last
+    frames were read, say): an upward call to nobody has nobody left to tell.
+    """
+    ref = target.actor_ref if isinstance(target, pykka.ActorProxy) else target
+    try:
+        ref.tell(ProxyCall(attr_path=(method,), args=args, kwargs=kwargs))
+    except pykka.ActorDeadError:
+        return False
+    return True
