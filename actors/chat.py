@@ -1,257 +1,462 @@
-"""The Chat actor: one devhost chat session.
+"""The Chat actor: one conversation, seen by both surfaces.
 
-It owns the session's record and status, its native event history, the sockets attached to
-it (``subscribers``), the delivery acknowledgements of sends, the pending approvals and
-questions, and the CLI process it drives. Commands come down as tells from the web layer;
-CLI frames come up as tells from its CliProcess. It never asks another actor.
+It owns three plain objects and wires them together; it never asks another actor.
+- ``link`` (actors/cli_link.py): the CLI process, what is written to it and decoded from it,
+  messages in flight per origin and their acknowledgements.
+- ``native`` (actors/native_face.py): the Chat API's session: the event history of native
+  frames and the sockets reading it.
+- ``durable`` (actors/durable_face.py): the chat core's chat: items, queue, record and log on
+  disk, core clients.
 
-Subscribers are sinks owned by the web layer; ``push`` and ``close`` never block (a sink whose
-client is too slow disconnects it, and the page reconnects to a snapshot).
+Commands come down as asks or tells from the web layer; CLI frames come up as tells from its
+CliProcess (in batches, ``on_cli_frames``). A message sent from a Chat-API socket also opens
+(or joins) a turn of the thread, and an answer given on one surface settles the request on the
+other, so a conversation held in the panel is a durable chat, and a core chat is a session.
+
+This module is the conversation's behaviour, both surfaces' requests included; it is over 400
+lines because it is the one place where they meet.
 """
 from __future__ import annotations
 
-import itertools
-import os
-import json
 import time
 import uuid
-from collections import deque
-from dataclasses import dataclass
 
 import gevent
-import gevent.event
 import pykka
 
-from actors import chatlog, proctree
-from actors.cli_process import CliProcess
-from actors.guard import guarded, spawn_later_logged, spawn_logged
+from actors import chatlog
+from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
+from actors.core import queue as q
+from actors.core.thread import host_id
+from actors.errors import ChatError
+from actors.guard import guarded, spawn_logged
 from actors.harness import effects as fx
+from actors.messages import Send
+from actors.native_face import NativeFace
+from actors.durable_face import DurableFace
+from actors.session_rules import exit_reason
+from actors.status import session_status
 from actors.tell import tell
-from actors.session_rules import compose_message, exit_reason, session_status
-from storage.history import EventHistory, HistoryWriteError
-from web.commands import Send, is_lowercase_uuid
+from storage.history import HistoryWriteError
 
-ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
 HEARTBEAT_SECONDS = 30.0  # a turn quiet this long gets a log line saying what it waits on
 
 
-@dataclass
-class _InFlight:
-    subscriber: int
-    command_id: str
-    sent_at: float
-    timer: object = None
-
-
 class Chat(pykka.ThreadingActor):
-    # A devhost session starts its CLI when it is created; a core chat on its first message.
-    start_cli_at_once = True
-
-    def __init__(self, *, session_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
-                 resume_id: str | None, host=None, history: EventHistory | None = None,
-                 ack_timeout: float = ACK_TIMEOUT):
+    def __init__(self, *, chat_id: str, harness, cwd: str, command: tuple[str, ...], model: str | None,
+                 store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
+                 stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
+                 start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT):
         super().__init__()
-        self._id = session_id
+        self._id = chat_id
         self._harness = harness
-        self._root = root
-        self._command = command
-        self._model = model  # what devhost asked for; None = the CLI's configured default
-        self._host = host
-        self._history = history or EventHistory()
-        self._ack_timeout = ack_timeout
-        self._native_id = resume_id
-        self._resuming = resume_id is not None
-        self._model_in_use = None
-        self._driver = None
-        self._cli = None
-        self._cli_ref = None
-        self._generation = 0
-        self._starting = False
-        self._turn_active = False
-        self._turn_started_at = None
-        self._error = None
-        self._closed = False
+        self._registry = registry
+        self._resuming_on = resuming_on
+        self.durable = DurableFace(chat_id=chat_id, harness=harness, cwd=cwd, model=model, runtime_mode=runtime_mode,
+                                   store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
+                                   stored=stored, resume=resume)
+        info = self.durable.info
+        self.native = NativeFace(session_id or chat_id, history)
+        self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
+                            model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
+                            actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout)
+        self._open = open_session  # a Chat-API session is open (not closed)
+        self._start_cli = start_cli
+        self._error = None  # the last turn's failure, or why the CLI stopped: the session's error
         self._history_broken = False
-        self._pending: dict = {}  # native request id -> kind, in arrival order
-        self._subscribers: dict[int, object] = {}
-        self._subscriber_ids = itertools.count(1)
-        self._outbox: dict[int, deque] = {}  # per socket: sends waiting for the previous ack
-        self._in_flight: dict[str, _InFlight] = {}  # native message id -> send awaiting its ack
-        self._used_command_ids: set[str] = set()
-        self._live_clis = 0
-        self._cli_gone = gevent.event.Event()
-        self._cli_gone.set()
-        self._last_status = None
-        self._last_event_at = None
-        self._model_before_change = model
         self._heartbeat = None
+        self._last_status = None
+        # The chat core's bookkeeping of what it sent.
+        self._pending_model = None  # a model chat.configure chose, for the next message
+        self._steers: dict[str, str] = {}  # native message id of a steer -> its queued message id
+        self._advance_after_stop: str | None = None  # sendNow's message, once the stop lands
+        self._stop_requested = False
 
-    # ---- lifecycle -------------------------------------------------------------------------
+    # ---- lifecycle -----------------------------------------------------------------------------
 
     def on_start(self) -> None:
         self._heartbeat = spawn_logged(self._beat, self.actor_ref)
-        chatlog.log(self._id, self._harness.HARNESS_ID, "session.resume" if self._resuming else "session.start",
-                    project=self._root, model=self._model or "default", native=self._native_id)
-        if self.start_cli_at_once:
-            self._start_cli()
+        event = "session.load" if not self.durable.fresh else \
+            "session.resume" if self.link.native_id else "session.start"
+        self._log(event, project=self.link.root, model=self.link.model or "default", native=self.link.native_id)
+        if self.durable.fresh:
+            self.durable.write_record()
+        else:
+            resumed = self.durable.settle_after_restart(self._resuming_on)
+            if resumed is not None:
+                self._send_to_cli(q.RESUME_PROMPT)
+        if self._start_cli and not self.link.running:
+            self._start_process()
+        self.durable.tell_registry()
         self._publish_state()
 
     def on_stop(self) -> None:
         self._heartbeat.kill(block=False)
-        self._fail_sends("the session was removed")
-        self._close_sockets(1000)  # replaced by a resumed session, or the daemon is stopping
-        if self._cli is not None:
-            self._cli_ref.stop(block=False)  # CliProcess.on_stop ends the process tree
-        self._history.close()
+        self.link.fail_sends("the session was removed")
+        self.native.close_sockets(1000)  # the daemon is stopping, or the chat was killed
+        self.link.shut()
+        self.native.close()
 
-    def _start_cli(self) -> None:
-        self._generation += 1
-        resume_id = self._native_id
-        if resume_id and self._harness.find_conversation_cwd(resume_id, os.environ) is None:
-            # The CLI died before it saved anything: there is nothing to resume, so the message
-            # starts a new conversation rather than fail on a resume the CLI would refuse.
-            chatlog.log(self._id, self._harness.HARNESS_ID, "session.restart", native=resume_id,
-                        note="conversation was never saved; starting a new one")
-            self._tell_everyone(f"{self._harness.LABEL} had not saved the conversation before it stopped; "
-                                "a new conversation was started and your message goes there")
-            resume_id = None
-        argv = self._harness.command_line(self._command, model=self._model, resume_id=resume_id)
-        self._driver = self._harness.Driver(cwd=self._root, model=self._model, resume_id=resume_id)
-        self._starting = True
-        self._live_clis += 1
-        self._cli_gone.clear()
-        self._cli_ref = CliProcess.start(self.actor_ref, self._generation, argv, self._root,
-                                         proctree.make_tag(self._id), self._harness.LABEL)
-        self._cli = self._cli_ref.proxy()
-        self._write(self._driver.start_frames())
+    def _log(self, event: str, **fields) -> None:
+        chatlog.log(self._id, self._harness.HARNESS_ID, event, **fields)
 
-    # ---- queries (asked by the web layer and the host) -------------------------------------
+    def _start_process(self) -> None:
+        self.link.start()  # link_started follows
+
+    # ---- the Chat API (a session) --------------------------------------------------------------
 
     def record(self) -> dict:
-        record = {
-            "id": self._id,
-            "harness": self._harness.HARNESS_ID,
-            "projectRootPath": self._root,
-            "status": self._status(),
-            "model": self._model,
-        }
-        if self._native_id:
-            record["nativeSessionId"] = self._native_id
-        if self._error and not self._closed:
+        record = {"id": self.native.session_id, "chatId": self._id, "harness": self._harness.HARNESS_ID,
+                  "projectRootPath": self.link.root, "status": self._status(), "model": self.link.model}
+        if self.link.native_id:
+            record["nativeSessionId"] = self.link.native_id
+        if self._error and self._open:
             record["error"] = self._error
         return record
 
     def cli_gone(self) -> gevent.event.Event:
-        return self._cli_gone
+        return self.link.gone
 
     def attach(self, sink):
-        """Registers a socket: (id, record, pending ids, a reader of events 1..now); live ones follow.
-
-        The reader has a file descriptor of its own, so the snapshot stays readable even if the
-        session is removed while it streams.
-        """
-        subscriber = next(self._subscriber_ids)
-        self._subscribers[subscriber] = sink
-        return subscriber, self.record(), list(self._pending), self._history.reader()
+        """Registers a socket: (id, record, pending ids, a reader of events 1..now); live ones follow."""
+        subscriber, reader = self.native.attach(sink)
+        return subscriber, self.record(), list(self.link.pending), reader
 
     @guarded
     def detach(self, subscriber: int) -> None:
-        self._subscribers.pop(subscriber, None)
-
-    # ---- commands (told by the web layer) --------------------------------------------------
+        self.native.detach(subscriber)
+        self.link.forget_origin(subscriber)
 
     @guarded
     def send(self, subscriber: int, command: Send, prompt: str) -> None:
-        if self._closed:
-            self._answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
-            return
-        queue = self._outbox.setdefault(subscriber, deque())
-        if queue or self._sub_has_in_flight(subscriber):
-            queue.append((command, prompt))  # sends from one socket are delivered in order
-            return
-        self._dispatch(subscriber, command, prompt)
-
-    def _sub_has_in_flight(self, subscriber: int) -> bool:
-        return any(entry.subscriber == subscriber for entry in self._in_flight.values())
-
-    def _dispatch(self, subscriber: int, command: Send, prompt: str) -> None:
-        if self._closed:
-            self._answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
-            return
-        message_id = command.command_id if is_lowercase_uuid(command.command_id) else str(uuid.uuid4())
-        if command.command_id in self._used_command_ids:
-            # The CLI silently drops a repeated message id; a resend is the person's call, with a new id.
-            self._answer(subscriber, command.command_id,
-                         error="this commandId was already sent in this session; devhost never resends a "
-                               "message: check the conversation, then send again with a new commandId")
-            self._next_send(subscriber)
+        if not self._open:
+            self.native.answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
             return
         if self._history_broken:
-            self._answer(subscriber, command.command_id, error=self._error)
-            self._next_send(subscriber)
+            self.native.answer(subscriber, command.command_id, error=self._error)
             return
-        self._used_command_ids.add(command.command_id)
-        if self._cli is None:
-            self._start_cli()
-        model = command.model if command.model is not None and command.model != (self._model or "") else None
-        if model is not None:
-            # The record shows the choice at once; a refusal by the CLI puts the previous one back.
-            self._model_before_change = self._model
-            self._model = model or None
-        joined = self._turn_active
-        text = compose_message(command.text, prompt)
-        entry = _InFlight(subscriber, command.command_id, time.monotonic())
-        entry.timer = spawn_later_logged(self._ack_timeout, tell, self.actor_ref, "on_ack_timeout", message_id)
-        self._in_flight[message_id] = entry
-        self._write(self._driver.message_frames(message_id, text, list(command.images), model))
-        chatlog.log(self._id, self._harness.HARNESS_ID, "message.sent", command=command.command_id,
-                    attachments=len(command.images), joined="turn" if joined else None)
-        if not self._turn_active:
-            self._begin_turn()
-        self._error = None
-        self._publish_state()
+        self.link.send(subscriber, command, prompt)
 
     @guarded
     def interrupt(self, subscriber: int) -> None:
-        self._refuse_queued_sends("not sent: an interrupt cancelled queued input")
-        if self._closed or self._cli is None or not (self._turn_active or self._pending):
-            return  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
-        self._write(self._driver.interrupt_frames())
-        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.interrupt", pending=len(self._pending))
+        self.link.refuse_queued("not sent: an interrupt cancelled queued input")
+        if self._open:
+            self.link.interrupt()
 
     @guarded
     def respond(self, subscriber: int, request_id, result: dict) -> None:
-        if self._closed or self._cli is None or request_id not in self._pending:
-            self._tell_error(subscriber, f"request {request_id!r} is not pending: it was answered or cancelled "
+        if not self._open or not self.link.running or request_id not in self.link.pending:
+            self.native.tell(subscriber, f"request {request_id!r} is not pending: it was answered or cancelled "
                                          f"already; pendingRequestIds lists what still needs an answer")
             return
         try:
-            frames = self._driver.respond_frames(request_id, result, self._pending[request_id])
+            self.link.respond(request_id, result)
         except ValueError as exc:
-            self._tell_error(subscriber, f"respond refused: {exc}")
+            self.native.tell(subscriber, f"respond refused: {exc}")
             return
-        kind = self._pending.pop(request_id)
-        self._write(frames)
-        chatlog.log(self._id, self._harness.HARNESS_ID, "request.answered", request=request_id, kind=kind)
+        self.durable.answered_natively(request_id, result)
         self._publish_state()
 
     def close(self, code: int = 1000) -> dict:
         """Closes the session (1000: on request, 1001: the daemon stops) and ends its CLI."""
-        if not self._closed:
-            self._closed = True
-            self._fail_sends("the session was closed before the CLI took the message")
-            self._pending.clear()
-            self._turn_active = False
-            chatlog.log(self._id, self._harness.HARNESS_ID, "session.close", native=self._native_id)
+        if self._open:
+            self._open = False
+            self.link.fail_sends("the session was closed before the CLI took the message")
+            self.link.pending.clear()
+            self.link.turn_active = False
+            self._log("session.close", native=self.link.native_id)
             self._publish_state()
-            if self._cli is not None:
-                self._write(self._driver.stop_frames())
-                self._cli.terminate()
-        # Sockets that attached to the closed session (to read its history) close too.
-        self._close_sockets(code)
+            self.link.stop()
+        self.native.close_sockets(code)  # sockets that attached to read a closed session's history too
         return self.record()
 
-    # ---- events from the CLI (told by CliProcess) ------------------------------------------
+    def reopen(self, session_id: str) -> dict:
+        """A closed session resumed through the Chat API: a new session id, the same chat (its
+        items, its history), the CLI resumed on its own saved conversation."""
+        self.native.session_id = session_id
+        self._open = True
+        self._error = None
+        if self.link.running:
+            # The CLI of the closed session is still ending: settle what it held now, and let
+            # it end on its own generation (its exit no longer counts).
+            self._after_close()
+            self.link.retire()
+        self._start_process()
+        self._publish_state()
+        return self.record()
+
+    # ---- the chat core (a chat) ----------------------------------------------------------------
+
+    def info(self) -> dict:
+        return self.durable.info
+
+    def core_attach(self, sink, since: int | None = None, history_limit: int | None = None) -> dict:
+        return self.durable.attach(sink, since, history_limit)
+
+    def core_detach(self, subscriber: int) -> None:
+        self.durable.detach(subscriber)
+
+    def history(self, cursor: str | None = None, limit: int = 60) -> dict:
+        return self.durable.history(cursor, limit)
+
+    def configure(self, model: str | None = None, runtime_mode: str | None = None) -> dict:
+        """New settings apply to the next process; the conversation goes on."""
+        info = self.durable.info
+        if model is not None:
+            info["selection"] = {**info["selection"], "model": model or None}
+            self._pending_model = model
+        if runtime_mode is not None:
+            info["runtimeMode"] = runtime_mode
+        self.durable.emit(self.durable.thread.refresh_info())
+        return info
+
+    def core_send(self, text: str, delivery: str | None = None) -> dict:
+        durable, info = self.durable, self.durable.info
+        busy = durable.thread.busy()
+        if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
+            # Offered to the running turn through the CLI's own input; it waits in the queue
+            # (marked) until the CLI shows it took it up, and stays there if it does not (C9).
+            message = q.enqueue(info, text)
+            message["steering"] = True
+            command_id = str(uuid.uuid4())
+            self._steers[command_id] = message["id"]
+            durable.emit(durable.thread.refresh_info())
+            self._core_write(Send(command_id, text, None))
+            return {"queued": True, "turnId": info["activeTurnId"]}
+        if q.must_queue(info, busy):
+            message = q.enqueue(info, text)
+            durable.emit(durable.thread.refresh_info())
+            if info["queuePaused"] and not busy:
+                self._drain(explicit=True)  # an explicit send resumes the queue, in order (C6)
+            elif info["queuePaused"] and self._stop_requested:
+                self._advance_after_stop = message["id"]  # a send during a stop goes once it lands
+            return {"queued": True, "turnId": message["turnId"]}
+        turn_id = host_id("turn")
+        self._open_and_send(turn_id, text)
+        return {"queued": False, "turnId": turn_id}
+
+    def unqueue(self, message_id: str) -> dict:
+        self._refuse_if_steering(message_id)
+        message = q.take(self.durable.info, message_id, self._id)
+        if self._advance_after_stop == message_id:
+            self._advance_after_stop = None
+        self.durable.emit(self.durable.thread.refresh_info())
+        return {"message": message}
+
+    def send_now(self, message_id: str) -> dict:
+        self._refuse_if_steering(message_id)
+        q.to_front(self.durable.info, message_id, self._id)
+        self.durable.emit(self.durable.thread.refresh_info())
+        if self.durable.thread.busy():
+            self._advance_after_stop = message_id
+            self._stop_turn()
+        else:
+            self._drain(explicit=True)
+        return {}
+
+    def approve(self, request_id, decision: str, message: str | None = None) -> dict:
+        item = self.durable.thread.item(f"approval-{request_id}")
+        if item is None or item.get("decision") != "pending" or self._native(request_id) not in self.link.pending:
+            raise ChatError("request-not-found", f"Nothing waits for approval {request_id}")
+        if decision == "allow-always" and not item.get("canAllowAlways"):
+            raise ChatError("bad-request", "This request offers no rule to always allow; answer allow or deny")
+        self._answer_native(request_id, self.durable.projector.answer_approval(request_id, decision, message))
+        self.durable.emit(self.durable.thread.upsert({**item, "decision": decision}))
+        return {}
+
+    def answer(self, request_id, answers: dict) -> dict:
+        item = self.durable.thread.item(f"question-{request_id}")
+        if item is None or item.get("state") != "pending" or self._native(request_id) not in self.link.pending:
+            raise ChatError("request-not-found", f"No question waits under {request_id}")
+        self._answer_native(request_id, self.durable.projector.answer_question(request_id, item["questions"], answers))
+        self.durable.emit(self.durable.thread.upsert({**item, "state": "answered", "answers": answers}))
+        return {}
+
+    def dismiss(self, item_id: str) -> dict:
+        item = self.durable.thread.item(item_id)
+        if item is None or item["kind"] != "question" or item.get("state") != "pending" or not item.get("async"):
+            raise ChatError("request-not-found", f"No question to dismiss under {item_id}")
+        self.durable.emit(self.durable.thread.upsert({**item, "state": "dismissed"}))
+        return {}
+
+    def cancel(self) -> dict:
+        self.durable.info["queuePaused"] = True
+        self.durable.emit(self.durable.thread.refresh_info())
+        if self.durable.thread.busy():
+            self._stop_turn()
+        return {}
+
+    def clear(self, force: bool = False) -> dict:
+        if self.durable.thread.busy() and not force:
+            raise ChatError("chat-busy", f"Chat {self._id} is still working on the previous message")
+        self._retire_cli()
+        self.link.native_id = None
+        self.durable.reset()
+        return {}
+
+    def compact(self) -> dict:
+        if self.durable.thread.busy():
+            raise ChatError("chat-busy", f"Chat {self._id} is still working on the previous message")
+        if self._harness.HARNESS_ID != "claude-code":
+            raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot fold its context from here")
+        # Claude Code folds by prompt: /compact runs as a turn of its own.
+        self.durable.emit(self.durable.thread.open_turn(host_id("turn")))
+        self._send_to_cli("/compact")
+        return {}
+
+    def kill(self) -> dict:
+        self.durable.remove()  # from here nothing of this chat reaches the disk again
+        self.close(1000)
+        return {}
+
+    def freeze(self) -> None:
+        """Shutdown: the running turn stays running in the record, so the next start can tell."""
+        self.durable.frozen = True
+        self.durable.flush_delta()
+        self.durable.write_record()
+
+    @guarded
+    def flush_delta(self) -> None:
+        self.durable.flush_delta()
+
+    def _refuse_if_steering(self, message_id: str) -> None:
+        if any(m["id"] == message_id and m.get("steering") for m in self.durable.info["queue"]):
+            raise ChatError("request-not-found", f"Queued message {message_id} is being steered into the turn")
+
+    def _open_and_send(self, turn_id: str, text: str, user_id: str | None = None,
+                       queued_id: str | None = None) -> None:
+        self.durable.open_turn(turn_id, text, user_id, queued_id)
+        self._send_to_cli(text)
+
+    def _send_to_cli(self, text: str) -> None:
+        model, self._pending_model = self._pending_model, None
+        self._core_write(Send(str(uuid.uuid4()), text, model))
+
+    def _core_write(self, command: Send) -> None:
+        # The same path as a page's send (one process, acknowledgements, history); the core's
+        # own queue is what matters, so the result only feeds the steer bookkeeping.
+        self._open = True  # a message from the core opens the session again, if it was closed
+        if not self.link.running:
+            self._start_process()
+        self.link.send(CORE, command, "")
+        self._publish_state()
+
+    def _native(self, request_id):
+        """The CLI's own id of a request the thread names (Codex's restart from 0 in every process)."""
+        return self.durable.projector.native(request_id) if self.durable.projector is not None else None
+
+    def _answer_native(self, request_id, answer: dict) -> None:
+        native = self._native(request_id)
+        self.link.respond(native, answer)
+        self.durable.projector.settled(request_id)
+        self._publish_state()
+
+    def _stop_turn(self) -> None:
+        self._stop_requested = True
+        frames = self.link.driver.interrupt_frames() if self.link.running and not self.link.starting else []
+        if frames:
+            self.link.write(frames)
+        else:
+            # No process holds the turn yet (still starting, or its turn never got an id): the
+            # process is ended so nothing of the turn goes on, and the turn ends here (G1).
+            self._retire_cli()
+            self._finish_turn("aborted")
+
+    def _retire_cli(self) -> None:
+        """Ends the CLI without its exit counting against the chat (clear starts over)."""
+        self.link.retire()
+        self.durable.emit(self.durable.thread.set_info(running=False))
+        self._publish_state()
+
+    def _finish_turn(self, state: str, process_gone: bool = False) -> None:
+        self.durable.finish_turn(state, process_gone)
+        self._stop_requested = False
+        chosen, self._advance_after_stop = self._advance_after_stop, None
+        if chosen is not None and any(m["id"] == chosen for m in self.durable.info["queue"]):
+            q.to_front(self.durable.info, chosen, self._id)
+            self._drain(explicit=True)
+        else:
+            self._drain()
+        self.durable.emit(self.durable.thread.refresh_info())
+
+    def _drain(self, explicit: bool = False) -> None:
+        message = self.durable.next_to_drain(explicit)
+        if message is not None:
+            self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",
+                                queued_id=message["id"])
+
+    # ---- what the link tells (LinkOwner) -------------------------------------------------------
+
+    def link_started(self) -> None:
+        self.durable.new_process()
+        self.durable.emit(self.durable.thread.set_info(running=True))  # info.running: whether a process lives
+
+    def link_dispatched(self, origin, command: Send, joined: bool) -> None:
+        self._error = None
+        if origin != CORE and not self.durable.frozen:
+            # A page's message is a turn of the thread too (or joins the one running).
+            turn = self.durable.thread.active_turn()
+            if turn is not None and turn["state"] == "running":
+                self.durable.emit(self.durable.thread.add_user(turn["id"], command.text))
+            else:
+                self.durable.open_turn(host_id("turn"), command.text)
+        self._publish_state()
+
+    def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:
+        if origin != CORE:
+            self.native.answer(origin, command_id, delivery, error)
+
+    def link_evidence(self, message_id: str, delivery: str) -> None:
+        """What became of a steered message: taken up -> a user item of the running turn; refused or
+        lost -> it stays queued, unmarked, and the queue pauses (never lost, never sent twice)."""
+        queued_id = self._steers.get(message_id)
+        if queued_id is None:
+            return
+        durable = self.durable
+        queue = durable.info["queue"]
+        message = next((m for m in queue if m["id"] == queued_id), None)
+        if message is None:
+            self._steers.pop(message_id, None)
+            return
+        if delivery == "started":
+            self._steers.pop(message_id, None)
+            queue.remove(message)
+            turn_id = durable.info.get("activeTurnId") or message["turnId"]
+            durable.emit(durable.thread.add_user(turn_id, message["text"], f"user-{queued_id}"))
+            durable.emit(durable.thread.refresh_info())
+        elif delivery in ("error", "unconfirmed", "settled"):
+            self._steers.pop(message_id, None)
+            message.pop("steering", None)
+            durable.info["queuePaused"] = True
+            durable.emit(durable.thread.refresh_info())
+
+    def link_turn_ended(self, effect: fx.TurnEnded) -> None:
+        if effect.error:
+            self._error = effect.error
+        if self.durable.frozen:
+            return
+        if self.link.turn_active and self.durable.thread.busy():
+            return  # the CLI goes on with more of the same turn
+        if not self.durable.thread.busy():
+            return  # nothing of the thread runs (its turn was stopped here already)
+        state = "aborted" if effect.interrupted else ("error" if effect.error else "done")
+        if effect.error:
+            self.durable.emit(self.durable.thread.note("error", effect.error))
+        self._finish_turn(state)
+
+    def link_notice(self, message: str) -> None:
+        self.native.tell_everyone(message)
+
+    def link_start_failed(self, message: str) -> None:
+        self._log("error", kind="startup", error=message)
+        self._error = message
+        self.link.starting = False
+        self.link.turn_active = False
+        self.link.fail_sends(message)
+        if self.link.running:
+            self.link.cli.terminate()  # the next message starts the CLI again
+
+    # ---- events from the CLI (told by CliProcess) ----------------------------------------------
 
     @guarded
     def on_cli_frames(self, generation: int, frames: list) -> None:
@@ -259,178 +464,104 @@ class Chat(pykka.ThreadingActor):
 
         Frames to keep are staged and stored with one history write; the stage is flushed
         before any effect is applied, so every socket still sees events and the state, acks
-        and errors that follow from them in the CLI's order.
-        """
-        if generation != self._generation or self._history_broken:
+        and errors that follow from them in the CLI's order."""
+        if generation != self.link.generation or self._history_broken:
             return
-        self._last_event_at = time.monotonic()
+        self.link.last_event_at = time.monotonic()
         staged: list[bytes] = []
         for frame, raw in frames:
-            keep, found = self._driver.decode(frame)
+            keep, found = self.link.driver.decode(frame)
             if keep:
                 staged.append(raw)
             if found:
-                if staged and not self._store_events(staged):
+                if staged and not self._store(staged):
                     return
                 staged = []
             changed = False
             for effect in found:
-                changed |= self._apply(effect)
-            self._after_frame(frame)
+                changed |= self.link.apply(effect)
+            self.durable.project(frame, self.link.native_id)
             if changed:
                 self._publish_state()
         if staged:
-            self._store_events(staged)
+            self._store(staged)
 
-    def _store_events(self, raws: list[bytes]) -> bool:
-        """Appends events to the history (one write) and pushes them to every socket."""
+    def _store(self, raws: list[bytes]) -> bool:
         try:
-            first = self._history.append_many(raws)
+            self.native.store(raws)
         except HistoryWriteError as exc:
-            self._history_failed(exc)
+            self._history_broken = True
+            self._error = f"{exc}; devhost stopped the session's CLI rather than lose events"
+            self._log("error", kind="history", error=str(exc))
+            self.link.fail_sends(self._error)
+            self.link.pending.clear()
+            self.link.turn_active = False
+            if self.link.running:
+                self.link.cli.terminate()
+            self.native.tell_everyone(self._error)
+            self._publish_state()
             return False
-        events = [b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
-                  for sequence, raw in enumerate(raws, first)]
-        for sink in list(self._subscribers.values()):
-            sink.push_many(events)
         return True
-
-    # Hooks for the chat core (actors/core_chat.py); a plain devhost session needs none.
-    def _after_frame(self, frame: dict) -> None:
-        pass
-
-    def _after_turn(self, effect: fx.TurnEnded) -> None:
-        pass
-
-    def _after_exit(self, reason: str, was_busy: bool) -> None:
-        pass
-
-    def _after_evidence(self, message_id: str, delivery: str) -> None:
-        pass
-
-    def _apply(self, effect) -> bool:
-        if isinstance(effect, fx.Ready):
-            self._starting = False
-            return True
-        if isinstance(effect, fx.NativeSession):
-            if effect.session_id != self._native_id:
-                self._native_id = effect.session_id
-                chatlog.log(self._id, self._harness.HARNESS_ID, "session.native", native=self._native_id)
-                return True
-            return False
-        if isinstance(effect, fx.Delivery):
-            self._after_evidence(effect.message_id, effect.delivery)
-            if effect.message_id in self._in_flight:
-                self._ack(effect.message_id, None if effect.delivery == "error" else effect.delivery, effect.error)
-            return False
-        if isinstance(effect, fx.MessageSettled):
-            self._after_evidence(effect.message_id, "settled")
-            if effect.message_id in self._in_flight:
-                self._ack(effect.message_id, "queued", None)  # the CLI had it, whatever became of it
-            return False
-        if isinstance(effect, fx.TurnStarted):
-            self._starting = False
-            if not self._turn_active:
-                self._begin_turn()
-            self._error = None
-            return True
-        if isinstance(effect, fx.TurnEnded):
-            self._end_turn(effect)
-            return True
-        if isinstance(effect, fx.RequestOpened):
-            self._pending[effect.request_id] = effect.kind
-            chatlog.log(self._id, self._harness.HARNESS_ID, "request.open", request=effect.request_id, kind=effect.kind)
-            return True
-        if isinstance(effect, fx.RequestClosed):
-            if self._pending.pop(effect.request_id, None) is not None:
-                chatlog.log(self._id, self._harness.HARNESS_ID, "request.cancelled", request=effect.request_id)
-                return True
-            return False
-        if isinstance(effect, fx.ModelInUse):
-            self._model_in_use = effect.model
-            return False
-        if isinstance(effect, fx.Write):
-            self._write(list(effect.frames))
-            return False
-        if isinstance(effect, fx.Deadline):
-            spawn_later_logged(effect.seconds, tell, self.actor_ref, "on_deadline", self._generation,
-                               effect.request_id)
-            return False
-        if isinstance(effect, fx.StartFailed):
-            self._start_failed(effect.message)
-            return True
-        if isinstance(effect, fx.Usage):
-            chatlog.log(self._id, self._harness.HARNESS_ID, "turn.usage", **dict(effect.fields))
-            return False
-        if isinstance(effect, fx.ModelRefused):
-            self._model = self._model_before_change
-            chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="model", error=effect.message)
-            self._tell_everyone(effect.message)
-            return True
-        if isinstance(effect, fx.ControlFailed):
-            self._tell_everyone(effect.message)
-            return False
-        return False
-
-    def _begin_turn(self) -> None:
-        self._turn_active = True
-        self._turn_started_at = time.monotonic()
-        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.start", model=self._model or "default")
-
-    def _end_turn(self, effect: fx.TurnEnded) -> None:
-        outcome = "interrupted" if effect.interrupted else ("failed" if effect.error else "completed")
-        duration = time.monotonic() - (self._turn_started_at or time.monotonic())
-        chatlog.log(self._id, self._harness.HARNESS_ID, "turn.end", outcome=outcome, seconds=f"{duration:.1f}",
-                    model=self._model_in_use, error=effect.error)
-        self._turn_active = bool(self._driver.waiting)  # a queued message starts the next turn
-        self._turn_started_at = time.monotonic() if self._turn_active else None
-        if effect.error:
-            self._error = effect.error
-        self._after_turn(effect)
 
     @guarded
     def on_cli_write_failed(self, generation: int, reason: str) -> None:
-        if generation != self._generation:
+        if generation != self.link.generation:
             return
-        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
-        self._fail_sends(reason)
+        self._log("error", kind="process", error=reason)
+        self.link.fail_sends(reason)
 
     @guarded
     def on_cli_exit(self, generation: int, code, stderr_tail: str) -> None:
-        self._live_clis -= 1
-        if self._live_clis <= 0:
-            self._cli_gone.set()  # no process of this chat runs, retired ones included
-        if generation != self._generation:
+        if not self.link.exited(generation):
             return
-        self._cli = None
-        self._starting = False
-        if self._closed:
-            chatlog.log(self._id, self._harness.HARNESS_ID, "session.ended", code=code)
+        was_busy = self.link.turn_active
+        self.link.pending.clear()
+        self.link.turn_active = False
+        if not self._open:
+            self._log("session.ended", code=code)
+            self._after_close()
             return
         reason = exit_reason(self._harness.LABEL, code, stderr_tail)
-        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="process", error=reason)
-        was_busy = self._turn_active
-        self._pending.clear()
-        self._turn_active = False
-        self._fail_sends(reason)
+        self._log("error", kind="process", error=reason)
+        self.link.fail_sends(reason)
         if not self._history_broken:
             self._error = reason  # the next message starts the CLI again on its own conversation
         self._after_exit(reason, was_busy)
         self._publish_state()
 
+    def _after_close(self) -> None:
+        """The CLI of a closed session ended: the thread's turn was stopped, not failed."""
+        durable = self.durable
+        if durable.frozen or durable.removed:
+            return  # at shutdown the running turn stays running on disk, for the next start
+        durable.emit(durable.thread.set_info(running=False))
+        if durable.thread.busy():
+            self._finish_turn("aborted", process_gone=True)
+        elif durable.thread.pending_requests():
+            durable.emit(durable.thread.cancel_requests())
+
+    def _after_exit(self, reason: str, was_busy: bool) -> None:
+        durable = self.durable
+        if durable.frozen or durable.removed:
+            return
+        durable.emit(durable.thread.set_info(running=False))
+        if durable.thread.busy():
+            durable.emit(durable.thread.note("error", reason))
+            durable.thread.failed = True
+            self._finish_turn("error", process_gone=True)
+        elif durable.thread.pending_requests():
+            durable.emit(durable.thread.cancel_requests())
+
     @guarded
     def on_deadline(self, generation: int, request_id) -> None:
-        if generation != self._generation or self._driver is None:
+        if generation != self.link.generation or self.link.driver is None:
             return
-        self._write(self._driver.expire(request_id))  # frames to write (an interrupt) and effects
+        self.link.expire(request_id)
         self._publish_state()
 
     @guarded
     def on_ack_timeout(self, message_id: str) -> None:
-        if message_id in self._in_flight:
-            self._driver.waiting.discard(message_id)  # no longer counted on to start a turn
-            self._after_evidence(message_id, "unconfirmed")
-            self._ack(message_id, "unconfirmed", None)
+        self.link.ack_timed_out(message_id)
 
     @staticmethod
     def _beat(ref) -> None:
@@ -441,116 +572,25 @@ class Chat(pykka.ThreadingActor):
     @guarded
     def heartbeat(self) -> None:
         """Logs a turn that has been quiet for HEARTBEAT_SECONDS: what it waits on."""
-        if not self._turn_active:
+        if not self.link.turn_active:
             return
         now = time.monotonic()
-        quiet = now - (self._last_event_at or self._turn_started_at or now)
+        quiet = self.link.quiet_for(now)
         if quiet >= HEARTBEAT_SECONDS:
-            chatlog.log(self._id, self._harness.HARNESS_ID, "turn.heartbeat",
-                        elapsed=f"{now - (self._turn_started_at or now):.0f}s", quiet=f"{quiet:.0f}s",
-                        pending=",".join(map(str, self._pending)) or None)
+            self._log("turn.heartbeat", elapsed=f"{now - (self.link.turn_started_at or now):.0f}s",
+                      quiet=f"{quiet:.0f}s", pending=",".join(map(str, self.link.pending)) or None)
 
-    # ---- helpers ---------------------------------------------------------------------------
-
-    def _write(self, items: list) -> None:
-        """Writes a driver's frames to the CLI; Deadline effects among them are scheduled."""
-        frames = [item for item in items if isinstance(item, dict)]
-        for item in items:
-            if not isinstance(item, dict):
-                self._apply(item)
-        if frames and self._cli is not None:
-            self._cli.write(frames)
-
-    def _start_failed(self, message: str) -> None:
-        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="startup", error=message)
-        self._error = message
-        self._starting = False
-        self._turn_active = False
-        self._fail_sends(message)
-        if self._cli is not None:
-            self._cli.terminate()  # the next message starts the CLI again
-
-    def _history_failed(self, exc: HistoryWriteError) -> None:
-        self._history_broken = True
-        self._error = f"{exc}; devhost stopped the session's CLI rather than lose events"
-        chatlog.log(self._id, self._harness.HARNESS_ID, "error", kind="history", error=str(exc))
-        self._fail_sends(self._error)
-        self._pending.clear()
-        self._turn_active = False
-        if self._cli is not None:
-            self._cli.terminate()
-        self._tell_everyone(self._error)
-        self._publish_state()
-
-    def _fail_sends(self, reason: str) -> None:
-        """Answers every send in flight and every queued one with an error; dispatches nothing."""
-        self._refuse_queued_sends(f"not sent: {reason}")
-        for message_id in list(self._in_flight):
-            self._ack(message_id, None, reason, dispatch_next=False)
-
-    def _refuse_queued_sends(self, reason: str) -> None:
-        for subscriber, queue in self._outbox.items():
-            while queue:
-                command, _ = queue.popleft()
-                self._answer(subscriber, command.command_id, error=reason)
-
-    def _close_sockets(self, code: int) -> None:
-        for sink in self._subscribers.values():
-            sink.close(code)
-        self._subscribers.clear()
-
-    def _ack(self, message_id: str, delivery: str | None, error: str | None, dispatch_next: bool = True) -> None:
-        entry = self._in_flight.pop(message_id)
-        if entry.timer is not None:
-            entry.timer.kill(block=False)
-        waited = f"{time.monotonic() - entry.sent_at:.2f}"
-        chatlog.log(self._id, self._harness.HARNESS_ID, "message.ack", command=entry.command_id,
-                    delivery=delivery or "error", seconds=waited, error=error)
-        self._answer(entry.subscriber, entry.command_id, delivery=delivery, error=error)
-        if dispatch_next:
-            self._next_send(entry.subscriber)
-
-    def _next_send(self, subscriber: int) -> None:
-        queue = self._outbox.get(subscriber)
-        if queue:
-            command, prompt = queue.popleft()
-            self._dispatch(subscriber, command, prompt)
-
-    def _answer(self, subscriber: int, command_id: str, delivery: str | None = None, error: str | None = None):
-        sink = self._subscribers.get(subscriber)
-        if sink is None:
-            return  # acknowledgements belong to the socket that sent; it is gone
-        result = {"type": "command_result", "sessionId": self._id, "commandId": command_id}
-        if error is not None:
-            result["error"] = error
-        else:
-            result["delivery"] = delivery
-        sink.push(_frame(result))
-
-    def _tell_everyone(self, message: str) -> None:
-        for sink in list(self._subscribers.values()):
-            sink.push(_frame({"type": "error", "message": message}))
-
-    def _tell_error(self, subscriber: int, message: str) -> None:
-        sink = self._subscribers.get(subscriber)
-        if sink is not None:
-            sink.push(_frame({"type": "error", "message": message}))
+    # ---- state ---------------------------------------------------------------------------------
 
     def _status(self) -> str:
-        return session_status(closed=self._closed, starting=self._starting, turn_active=self._turn_active,
-                              pending_requests=len(self._pending), error=self._error)
+        return session_status(closed=not self._open, starting=self.link.starting, turn_active=self.link.turn_active,
+                              pending_requests=len(self.link.pending), error=self._error)
 
     def _publish_state(self) -> None:
         record = self.record()
-        frame = _frame({"type": "state", "session": record, "pendingRequestIds": list(self._pending)})
-        for sink in list(self._subscribers.values()):
-            sink.push(frame)
-        if self._host is not None:
-            tell(self._host, "on_record", record)  # the host keeps the list without asking chats
+        self.native.publish(record, list(self.link.pending))
+        if self._registry is not None:
+            tell(self._registry, "on_record", self._id, record)  # the registry lists without asking chats
         if record["status"] != self._last_status:
             self._last_status = record["status"]
-            chatlog.log(self._id, self._harness.HARNESS_ID, "session.status", status=record["status"])
-
-
-def _frame(value: dict) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+            self._log("session.status", status=record["status"])

@@ -30,6 +30,9 @@ class HarnessCatalog(pykka.ThreadingActor):
         self._environment = environment if environment is not None else dict(os.environ)
         self._cache: dict[tuple, tuple[float, dict]] = {}
 
+    def ping(self) -> bool:
+        return True
+
     def harnesses(self, commands: dict[str, tuple[str, ...]], cwd: str) -> list[dict]:
         # Each CLI is asked at the same time: one slow CLI costs its own wait, not the sum.
         jobs = [gevent.spawn(self._entry, module, commands.get(harness_id) or module.DEFAULT_COMMAND, cwd)

@@ -125,8 +125,12 @@ def make_tag(session_id: str) -> tuple[str, str]:
     """
     global _sequence
     _sequence += 1
-    safe = _UNSAFE.sub("_", str(session_id))[:64]
-    return TAG_ENV, f"{daemon_tag_prefix()}{safe}.{_sequence}"
+    return TAG_ENV, f"{daemon_tag_prefix()}{tag_id(session_id)}.{_sequence}"
+
+
+def tag_id(session_id: str) -> str:
+    """How an id appears in a tag (what the agent scanner reads back from a process)."""
+    return _UNSAFE.sub("_", str(session_id))[:64]
 
 
 def _tag_entry(tag: str | tuple[str, str]) -> bytes:

@@ -1,25 +1,11 @@
-"""Pure rules of a chat session: its status, the text it sends, how its log lines are cut."""
+"""Pure rules of a chat session: the text it sends, how its log lines and errors are cut.
+
+Its status is derived in actors/status.py, with the chat core's."""
 from __future__ import annotations
 
-STATUSES = ("starting", "idle", "running", "requires_action", "error", "closed")
 ERROR_DETAIL_BYTES = 512
 LOG_LINE_BYTES = 2048
 PROMPT_LABEL = "Instructions from devhost"
-
-
-def session_status(*, closed: bool, starting: bool, turn_active: bool, pending_requests: int, error: str | None) -> str:
-    """One status from the facts; the order is what a person most needs to see first."""
-    if closed:
-        return "closed"
-    if pending_requests:
-        return "requires_action"
-    if turn_active:
-        return "running"
-    if error:
-        return "error"
-    if starting:
-        return "starting"
-    return "idle"
 
 
 def compose_message(text: str, prompt: str) -> str:

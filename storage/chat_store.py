@@ -190,3 +190,20 @@ def read_log(path: str) -> list[dict]:
         lines.append(line)
         last = line["seq"]
     return lines
+
+
+class FolderInUse(Exception):
+    pass
+
+
+def lock_folder(folder: str):
+    """Takes the folder for this daemon alone; FolderInUse if another one writes it."""
+    import fcntl
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    handle = open(os.path.join(folder, "lock"), "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise FolderInUse(f"another devhostd keeps its chats in {folder}; give this one its own --state-dir") from None
+    return handle  # held open (and locked) for the daemon's life

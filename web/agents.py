@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 import bottle
 import pykka
 
+from actors import proctree
 from actors.agent_scanner import AgentScanner
 from actors.agents import rows as agent_rows
 from actors.chatlog import daemon_log
@@ -125,7 +126,9 @@ def install_routes(app: bottle.Bottle, context) -> None:
         statuses = {}
         if any(chat for _, chat in found["rows"]):
             try:
-                statuses = {record["id"]: record["status"] for record in context.host.list(directory).get(timeout=5)}
+                # A CLI's tag names its chat (actors/proctree.make_tag), not the session.
+                statuses = {proctree.tag_id(record["chatId"]): record["status"]
+                            for record in context.registry.sessions(directory).get(timeout=5)}
             except Exception:  # noqa: BLE001 - the host is busy or stopping: the scan's own reading stands
                 statuses = {}
         answer = {"agents": agent_rows.refine(found["rows"], statuses)}

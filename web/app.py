@@ -20,7 +20,7 @@ import gevent
 
 from actors.harness import HARNESSES
 from actors.harness_catalog import executable_for, missing_cli_message
-from actors.host import ChatRequestError
+from actors.errors import ChatError
 from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
 from web import security
@@ -34,15 +34,21 @@ MAX_JSON_BODY = 64 * 1024
 _UUID_CHARS = set("0123456789abcdefABCDEF-")
 
 
+# How the Chat API answers a refusal of the chat runtime (actors/errors.py).
+HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "request-not-found": 404,
+               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400}
+
+
 @dataclass
 class Context:
     manifests: ManifestSource
-    host: pykka.ActorProxy
+    registry: pykka.ActorProxy  # every conversation (actors/registry.py)
     catalog: pykka.ActorProxy
     panels: PanelPositions
     address: str
     port: int
     source_root: str
+    core_clients: object = None  # every connected chat-core client (actors/registry.CoreClients)
     actors: dict = field(default_factory=dict)  # proxies of actors that extensions start, by name
 
     @property
@@ -83,8 +89,8 @@ def _ask(future, timeout: float = ASK_TIMEOUT):
         raise Refusal(503, "the daemon is busy; try again in a moment") from None
     except pykka.ActorDeadError:
         raise Refusal(404, "that session is gone (it was replaced by its resume)") from None
-    except ChatRequestError as exc:
-        raise Refusal(exc.status, str(exc)) from None
+    except ChatError as exc:
+        raise Refusal(HTTP_STATUS.get(exc.code, 400), str(exc)) from None
 
 
 @dataclass
@@ -210,7 +216,7 @@ def _chat_for_socket(context: Context, environ):
     if not session_id:
         raise Refusal(400, "sessionId is required in the WebSocket address")
     directory = _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
-    chat, record = _ask(context.host.chat(session_id))
+    chat, record = _ask(context.registry.session(session_id))
     if chat is None or record["projectRootPath"] != directory:
         raise Refusal(404, f"no session {session_id} in this directory")
     return chat, record, query
@@ -281,20 +287,20 @@ def build_routes(context: Context) -> bottle.Bottle:
         command = manifest.commands.get(harness) or HARNESSES[harness].DEFAULT_COMMAND
         if executable_for(command) is None:
             raise Refusal(400, f"harness {harness} is not available: {missing_cli_message(HARNESSES[harness], command)}")
-        record = _ask(context.host.create(harness, directory, command, model,
-                                          resume_id.lower() if resume_id else None))
+        record = _ask(context.registry.create_session(harness, directory, command, model,
+                                                      resume_id.lower() if resume_id else None))
         return _json(record, 201)
 
     @app.get("/__devhost__/chat/sessions")
     @handler
     def list_sessions():
-        return _json({"sessions": _ask(context.host.list(directory_from_query()))})
+        return _json({"sessions": _ask(context.registry.sessions(directory_from_query()))})
 
     @app.post("/__devhost__/chat/sessions/<session_id>/close")
     @handler
     def close_session(session_id):
         directory = directory_from_query()
-        chat, record = _ask(context.host.chat(session_id))
+        chat, record = _ask(context.registry.session(session_id))
         if chat is None or record["projectRootPath"] != directory:
             raise Refusal(404, f"no session {session_id} in this directory")
         return _json(_ask(chat.close(1000)))

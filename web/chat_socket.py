@@ -12,13 +12,14 @@ import gevent
 
 from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
+from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.sinks import SocketSink, abort, write_live
 from web.websocket import MessageTooBig
 
 def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
-    sink = SocketSink(abort=lambda: abort(ws))
+    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
     try:
         subscriber, record, pending, reader = chat.attach(sink).get(timeout=10)
     except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
@@ -29,7 +30,7 @@ def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) 
     try:
         _read(ws, context, chat, subscriber, record["projectRootPath"], query, request_hostname, sink)
     finally:
-        chat.detach(subscriber)  # a tell: nothing waits on it
+        chat.detach.defer(subscriber)  # a tell: nothing waits on it
         sink.close(1000)
         writer.join(timeout=5)
         if not writer.dead:
@@ -58,11 +59,11 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             sink.push(_refusal(getattr(command, "command_id", None), text, chat_id=query.get("sessionId")))
             continue
         if isinstance(command, Send):
-            chat.send(subscriber, command, context.manifests.current().prompt)
+            chat.send.defer(subscriber, command, context.manifests.current().prompt)
         elif isinstance(command, Interrupt):
-            chat.interrupt(subscriber)
+            chat.interrupt.defer(subscriber)
         elif isinstance(command, Respond):
-            chat.respond(subscriber, command.request_id, command.result)
+            chat.respond.defer(subscriber, command.request_id, command.result)
 
 
 def _directory_now(context, query, request_hostname) -> str | None:
@@ -97,6 +98,26 @@ def _snapshot_pieces(record, pending, reader):
             gevent.sleep(0)  # a long history must not hold the hub
         yield (b"," if count else b"") + b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
     yield b"]}"
+
+
+def encode(message) -> list[bytes]:
+    """The Chat API's frames for what a conversation tells a socket (actors/messages.py).
+    A native event's payload is the CLI's own line, spliced in as it is: never re-encoded."""
+    if isinstance(message, NativeEvents):
+        return [b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
+                for sequence, raw in enumerate(message.raws, message.first)]
+    if isinstance(message, SessionState):
+        return [_frame({"type": "state", "session": message.record, "pendingRequestIds": list(message.pending)})]
+    if isinstance(message, CommandResult):
+        result = {"type": "command_result", "sessionId": message.session_id, "commandId": message.command_id}
+        if message.error is not None:
+            result["error"] = message.error
+        else:
+            result["delivery"] = message.delivery
+        return [_frame(result)]
+    if isinstance(message, Notice):
+        return [_frame({"type": "error", "message": message.message})]
+    raise TypeError(f"a chat socket has no frame for {message!r}")
 
 
 def _refusal(command_id, message: str, chat_id=None) -> bytes:

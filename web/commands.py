@@ -9,8 +9,8 @@ import base64
 import binascii
 import json
 import re
-import uuid
-from dataclasses import dataclass, field
+
+from actors.messages import Interrupt, Respond, Send, is_lowercase_uuid  # noqa: F401 - parsed into
 
 MAX_SEND_FRAME_BYTES = 8 * 1024 * 1024  # a whole send frame, as UTF-8 JSON
 MAX_COMMAND_ID = 200
@@ -25,32 +25,6 @@ class CommandError(ValueError):
     def __init__(self, message: str, command_id: str | None = None):
         super().__init__(message)
         self.command_id = command_id
-
-
-@dataclass(frozen=True)
-class Send:
-    command_id: str
-    text: str
-    model: str | None  # None keeps the session's model; "" returns to the CLI's default
-    images: tuple[tuple[str, str], ...] = ()  # (media type, base64 data)
-
-
-@dataclass(frozen=True)
-class Interrupt:
-    pass
-
-
-@dataclass(frozen=True)
-class Respond:
-    request_id: str | int
-    result: dict = field(default_factory=dict)
-
-
-def is_lowercase_uuid(value: str) -> bool:
-    try:
-        return str(uuid.UUID(value)) == value
-    except (ValueError, AttributeError, TypeError):
-        return False
 
 
 def check_model(model) -> str:

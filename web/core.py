@@ -14,7 +14,9 @@ import unicodedata
 import pykka
 
 from actors.chatlog import daemon_log
-from actors.core.queue import CoreError
+from actors.errors import ChatError
+from actors.messages import ChatEvent, ChatStatus
+from actors.registry import RUNTIME_MODES
 from web.sinks import SocketSink, abort, write_live
 
 ASK_TIMEOUT = 15.0
@@ -27,33 +29,33 @@ def _text(payload, key, required=True, limit=200_000):
     if value is None and not required:
         return None
     if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
-        raise CoreError("bad-request", f"`{key}` must be a non-empty string")
+        raise ChatError("bad-request", f"`{key}` must be a non-empty string")
     return value
 
 
 def _chat_id(payload) -> str:
     chat_id = _text(payload, "chatId", limit=200)
     if any(unicodedata.category(c) == "Cc" for c in chat_id):
-        raise CoreError("bad-request", "`chatId` may not hold control characters")
+        raise ChatError("bad-request", "`chatId` may not hold control characters")
     return chat_id
 
 
 def _request_id(payload):
     value = payload.get("requestId")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise CoreError("bad-request", "`requestId` must be the request's id (a string or a number)")
+        raise ChatError("bad-request", "`requestId` must be the request's id (a string or a number)")
     return value
 
 
 class CoreService:
-    """Turns envelopes into asks of the CoreHost and its chats. One per daemon."""
+    """Turns envelopes into asks of the registry and its chats. One per daemon."""
 
-    def __init__(self, host: pykka.ActorProxy, clients):
-        self.host = host
+    def __init__(self, registry: pykka.ActorProxy, clients):
+        self.registry = registry
         self.clients = clients
 
     def _chat(self, payload):
-        return _get(self.host.chat(_chat_id(payload)))
+        return _get(self.registry.chat(_chat_id(payload)))
 
     def handle(self, frame, client=None) -> dict:
         """One envelope in, one answer out; never raises."""
@@ -61,15 +63,15 @@ class CoreService:
         try:
             if not isinstance(frame, dict) or not request_id or not isinstance(frame.get("type"), str) \
                     or not frame["type"]:
-                raise CoreError("bad-request", "a request is {id: <non-empty string>, type: <name>, payload: {...}}")
+                raise ChatError("bad-request", "a request is {id: <non-empty string>, type: <name>, payload: {...}}")
             payload = frame.get("payload", {})
             if not isinstance(payload, dict):
-                raise CoreError("bad-request", "`payload` must be an object")
+                raise ChatError("bad-request", "`payload` must be an object")
             handler = getattr(self, "do_" + frame["type"].replace(".", "_"), None)
             if handler is None or not frame["type"].startswith(("chat.",)):
-                raise CoreError("unknown-request", f"unknown request {frame['type']!r}")
+                raise ChatError("unknown-request", f"unknown request {frame['type']!r}")
             return {"id": request_id, "ok": True, "result": handler(payload, client)}
-        except CoreError as exc:
+        except ChatError as exc:
             return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
         except pykka.Timeout:
             return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the chat is busy; try again"}}
@@ -87,32 +89,31 @@ class CoreService:
         if isinstance(payload.get("selection"), dict):
             model = payload["selection"].get("model")
             clean["selection"] = {"model": model if isinstance(model, str) else None}
-        return _get(self.host.create(clean))
+        return _get(self.registry.create_chat(clean))
 
     def do_chat_list(self, payload, client):
-        return {"chats": _get(self.host.list())}
+        return {"chats": _get(self.registry.list_chats())}
 
     def do_chat_configure(self, payload, client):
-        from actors.core_host import RUNTIME_MODES
         model = None
         if isinstance(payload.get("selection"), dict) and "model" in payload["selection"]:
             model = payload["selection"]["model"] or ""
             if not isinstance(model, str):
-                raise CoreError("bad-request", "`selection.model` must be a model id")
+                raise ChatError("bad-request", "`selection.model` must be a model id")
         runtime_mode = payload.get("runtimeMode")
         if runtime_mode is not None and runtime_mode not in RUNTIME_MODES:
-            raise CoreError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+            raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         return _get(self._chat(payload).configure(model, runtime_mode))
 
     def do_chat_attach(self, payload, client):
         if client is None:
-            raise CoreError("bad-request", "chat.attach streams events: use the WebSocket /__devhost__/ws/core")
+            raise ChatError("bad-request", "chat.attach streams events: use the WebSocket /__devhost__/ws/core")
         chat_id = _chat_id(payload)
         since, limit = payload.get("since"), payload.get("historyLimit")
         if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
-            raise CoreError("bad-request", "`since` must be a sequence number (0 or more)")
+            raise ChatError("bad-request", "`since` must be a sequence number (0 or more)")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100):
-            raise CoreError("bad-request", "`historyLimit` must be 1..100")
+            raise ChatError("bad-request", "`historyLimit` must be 1..100")
         if chat_id in client.attached:  # attaching again replaces the earlier attach, never doubles it
             _get(self._chat(payload).core_detach(client.attached.pop(chat_id)))
         answer = _get(self._chat(payload).core_attach(client.sink, since, limit))
@@ -128,19 +129,19 @@ class CoreService:
     def do_chat_history(self, payload, client):
         limit = payload.get("limit", 60)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-            raise CoreError("bad-request", "`limit` must be 1..100")
+            raise ChatError("bad-request", "`limit` must be 1..100")
         cursor = payload.get("cursor")
         if cursor is not None and (not isinstance(cursor, str) or not 1 <= len(cursor) <= 128):
-            raise CoreError("bad-request", "`cursor` is the one a history page gave (1..128 characters)")
+            raise ChatError("bad-request", "`cursor` is the one a history page gave (1..128 characters)")
         return _get(self._chat(payload).history(cursor, limit))
 
     def do_chat_send(self, payload, client):
         text = payload.get("text")
         if not isinstance(text, str) or not text.strip():
-            raise CoreError("bad-request", "A message needs text or an attachment")
+            raise ChatError("bad-request", "A message needs text or an attachment")
         delivery = payload.get("delivery")
         if delivery not in (None, "steer", "queue"):
-            raise CoreError("bad-request", "`delivery` is steer or queue")
+            raise ChatError("bad-request", "`delivery` is steer or queue")
         return _get(self._chat(payload).core_send(text, delivery))
 
     def do_chat_unqueue(self, payload, client):
@@ -152,14 +153,14 @@ class CoreService:
     def do_chat_approve(self, payload, client):
         decision = payload.get("decision")
         if decision not in _DECISIONS:
-            raise CoreError("bad-request", "`decision` is allow, allow-always or deny")
+            raise ChatError("bad-request", "`decision` is allow, allow-always or deny")
         message = payload.get("message") if isinstance(payload.get("message"), str) else None
         return _get(self._chat(payload).approve(_request_id(payload), decision, message))
 
     def do_chat_answer(self, payload, client):
         answers = payload.get("answers")
         if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
-            raise CoreError("bad-request", "`answers` maps each question id to the answer text")
+            raise ChatError("bad-request", "`answers` maps each question id to the answer text")
         return _get(self._chat(payload).answer(_request_id(payload), answers))
 
     def do_chat_dismiss(self, payload, client):
@@ -177,7 +178,7 @@ class CoreService:
     def do_chat_kill(self, payload, client):
         chat_id = _chat_id(payload)
         _get(self._chat(payload).kill())
-        _get(self.host.forget(chat_id))
+        _get(self.registry.forget(chat_id))
         return {}
 
 
@@ -185,7 +186,7 @@ def _get(future, timeout: float = ASK_TIMEOUT):
     try:
         return future.get(timeout=timeout)
     except pykka.ActorDeadError:
-        raise CoreError("chat-not-found", "that chat is gone") from None
+        raise ChatError("chat-not-found", "that chat is gone") from None
 
 
 class CoreClient:
@@ -196,9 +197,24 @@ class CoreClient:
         self.attached: dict[str, int] = {}
 
 
+def encode(message) -> list[bytes]:
+    """The core protocol's event frames for what a chat tells its clients (actors/messages.py)."""
+    if isinstance(message, ChatEvent):
+        payload = {"chatId": message.chat_id, "event": message.event, "seq": message.seq}
+        return [_frame({"type": "event", "event": "chat.event", "payload": payload})]
+    if isinstance(message, ChatStatus):
+        return [_frame({"type": "event", "event": "chat.status", "payload": {"chatId": message.chat_id,
+                                                                            "info": message.info}})]
+    raise TypeError(f"a core socket has no frame for {message!r}")
+
+
+def _frame(value) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
 def serve_core_socket(ws, service: CoreService) -> None:
     from actors.guard import spawn_logged
-    sink = SocketSink(abort=lambda: abort(ws))
+    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
     client = CoreClient(sink)
     service.clients.add(sink)
     writer = spawn_logged(write_live, ws, sink)
@@ -220,7 +236,7 @@ def serve_core_socket(ws, service: CoreService) -> None:
         service.clients.remove(sink)
         for chat_id, subscriber in client.attached.items():
             try:
-                service.host.chat(chat_id).get(timeout=5).core_detach(subscriber)
+                service.registry.chat(chat_id).get(timeout=5).core_detach(subscriber)
             except Exception:  # noqa: BLE001 - the chat may be gone already
                 pass
         sink.close(1000)
@@ -228,21 +244,15 @@ def serve_core_socket(ws, service: CoreService) -> None:
 
 
 class CoreExtension:
-    """Plugs the core into the daemon: its socket and its one-request-per-POST route."""
+    """Plugs the core's protocol into the daemon: its socket and its one-request-per-POST route.
+    The chats themselves are the registry's, which the daemon's main starts."""
 
-    def __init__(self, data_dir: str, resuming_on: bool):
-        self.data_dir = data_dir
-        self.resuming_on = resuming_on
+    def __init__(self):
         self.service = None
 
     def start(self, context):
-        from actors.core_host import CoreClients, CoreHost
-        self._lock = _lock_folder(self.data_dir)  # one daemon writes a core folder at a time
-        clients = CoreClients()
-        ref = CoreHost.start(self.data_dir, clients, commands=lambda: context.manifests.current().commands,
-                             resuming_on=self.resuming_on)
-        self.service = CoreService(ref.proxy(), clients)
-        return {"core": ref}
+        self.service = CoreService(context.registry, context.core_clients)
+        return {}
 
     def install(self, app):
         import bottle
@@ -273,23 +283,6 @@ class CoreExtension:
             answer = self.service.handle(frame) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
             return _http(200, answer)
-
-
-class FolderInUse(Exception):
-    pass
-
-
-def _lock_folder(folder: str):
-    import fcntl
-    import os
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    handle = open(os.path.join(folder, "lock"), "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise FolderInUse(f"another devhostd keeps its chats in {folder}; give this one its own --state-dir") from None
-    return handle  # held open (and locked) for the daemon's life
 
 
 def _http(status: int, body: dict):

@@ -21,13 +21,14 @@ from gevent.pywsgi import WSGIServer
 from actors import proctree
 from actors.chatlog import daemon_log
 from actors.harness_catalog import HarnessCatalog
-from actors.host import Host
+from actors.registry import CoreClients, Registry
+from storage.chat_store import FolderInUse, lock_folder
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from web import agents, security, sinks
 from web.app import Context, DevhostApp
 from web import pages
-from web.core import CoreExtension, FolderInUse
+from web.core import CoreExtension
 from web.routing import development_source_root
 from web.websocket import DevhostHandler
 
@@ -101,14 +102,24 @@ def main(argv=None) -> int:
         daemon_log(f"ended {len(orphans)} processes an earlier devhostd left behind when it was killed")
     _report_blocked_hub()
 
-    # Fixed start order; stopped in reverse.
+    try:
+        core_lock = lock_folder(os.path.join(state_dir, "core"))  # one daemon writes a chats folder at a time
+    except FolderInUse as exc:
+        print(f"devhostd: {exc}", file=sys.stderr)
+        return 1
+
+    # Fixed start order; stopped in reverse. A cheap ask of each surfaces a failing on_start now.
     started = []
-    catalog = HarnessCatalog.start()
-    started.append(catalog)
-    host = Host.start()
-    started.append(host)
-    for ref in started:
-        ref.proxy().actor_ref.is_alive() or sys.exit("devhostd: an actor failed to start")
+    core_clients = CoreClients()
+    try:
+        catalog = _started(started, HarnessCatalog.start())
+        registry = _started(started, Registry.start(
+            os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
+            resuming_on=manifest_resumes(manifests)))
+    except (pykka.ActorDeadError, pykka.Timeout) as exc:
+        print(f"devhostd: an actor failed to start: {exc!r}", file=sys.stderr)
+        _stop(list(reversed(started)))
+        return 1
 
     try:
         server = WSGIServer((args.host, args.port), None, handler_class=DevhostHandler, log=None,
@@ -116,23 +127,17 @@ def main(argv=None) -> int:
         server.init_socket()
     except OSError as exc:
         print(f"devhostd: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
-        _stop(started)
-        return 1
-    port = server.socket.getsockname()[1]
-    context = Context(manifests=manifests, host=host.proxy(), catalog=catalog.proxy(),
-                      panels=PanelPositions(state_dir), address=args.host, port=port,
-                      source_root=development_source_root(CODE_DIR))
-    extensions = [CoreExtension(os.path.join(state_dir, "core"), resuming_on=manifest_resumes(manifests)),
-                  *EXTENSIONS]
-    try:
-        for extension in extensions:
-            for name, ref in extension.start(context).items():  # after the core actors, stopped before them
-                started.append(ref)
-                context.actors[name] = ref.proxy()
-    except FolderInUse as exc:
-        print(f"devhostd: {exc}", file=sys.stderr)
         _stop(list(reversed(started)))
         return 1
+    port = server.socket.getsockname()[1]
+    context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(),
+                      panels=PanelPositions(state_dir), address=args.host, port=port,
+                      source_root=development_source_root(CODE_DIR), core_clients=core_clients)
+    extensions = [CoreExtension(), *EXTENSIONS]
+    for extension in extensions:
+        for name, ref in extension.start(context).items():  # after the core actors, stopped before them
+            started.append(ref)
+            context.actors[name] = ref.proxy()
     server.application = DevhostApp(context, extensions)
     server.start()
 
@@ -147,24 +152,32 @@ def main(argv=None) -> int:
 
     daemon_log("stopping: closing every session")
     server.stop(timeout=1)  # no new requests; open sockets are closed by their sessions below
-    survivors = close_every_session(host.proxy(), context.actors["core"])
+    survivors = close_every_session(registry.proxy())
     _stop(list(reversed(started)))
     leftovers = proctree.sweep_tag_prefix(proctree.daemon_tag_prefix())
     if survivors or leftovers:
         daemon_log(f"bug: processes outlived their sessions and were killed: {survivors or ''} {leftovers or ''}")
+    core_lock.close()
     daemon_log("stopped")
     return 0
 
 
-def close_every_session(host, core_host) -> list[str]:
+def _started(started: list, ref):
+    """Keeps a just-started actor's ref, once a cheap ask showed its on_start went through."""
+    started.append(ref)
+    ref.proxy().ping().get(timeout=30)
+    return ref
+
+
+def close_every_session(registry) -> list[str]:
     events = []
-    core_chats = core_host.chats().get(timeout=10)
-    for chat in core_chats:
+    chats = registry.chats().get(timeout=10)
+    for chat in chats:
         try:
             chat.freeze().get(timeout=5)  # a running turn stays running on disk, to be settled at the next start
         except (pykka.ActorDeadError, pykka.Timeout):
             pass
-    for chat in host.chats().get(timeout=10) + core_chats:
+    for chat in chats:
         try:
             record = chat.close(1001).get(timeout=5)
             events.append((record["id"], chat.cli_gone().get(timeout=5)))

@@ -1,6 +1,7 @@
 """What a socket's writer reads from, and how it writes: shared by every WebSocket of the daemon.
 
-An actor pushes frames into a sink without ever blocking; one writer greenlet per socket owns
+An actor pushes frames (or typed messages, which the sink's ``encode`` turns into frames: the
+wire format lives in web/, never in actors/) into a sink without ever blocking; one writer greenlet per socket owns
 every write. The writer takes whatever is queued when it wakes (up to BATCH_FRAMES frames or
 BATCH_BYTES bytes) and sends it with one write: a busy stream costs one system call and one
 hub switch per batch, not per frame, and a quiet one still goes out at once (nothing waits
@@ -26,7 +27,8 @@ TOO_SLOW = (1013, "client too slow; reconnect for a snapshot")
 class SocketSink:
     """What an actor holds for a socket: push and close never block the actor."""
 
-    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None):
+    def __init__(self, limit_bytes: int = SINK_LIMIT_BYTES, abort=None, encode=None):
+        self._encode = encode  # typed message -> frames (bytes), for the runtime's messages
         self._frames: deque[bytes] = deque()
         self._wake = gevent.event.Event()
         self._limit = limit_bytes
@@ -39,8 +41,12 @@ class SocketSink:
     def queued_bytes(self) -> int:
         return self._queued
 
-    def push(self, frame: bytes) -> None:
-        self.push_many((frame,))
+    def push(self, message) -> None:
+        """Queues a frame (bytes), or the frames of a typed message, which are encoded here."""
+        if isinstance(message, (bytes, bytearray)):
+            self.push_many((message,))
+        elif not self.closed:
+            self.push_many(self._encode(message))
 
     def push_many(self, frames) -> None:
         """Queues frames in order; all of them, or (too slow) none and a 1013 close."""

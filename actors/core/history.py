@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from actors.core.queue import CoreError
+from actors.errors import ChatError
 
 PAGE_ITEMS = 60
 MAX_PAGE_ITEMS = 100
@@ -18,7 +18,7 @@ def page(items: list[dict], generation: int, cursor: str | None, limit: int = PA
         # isascii: "²" and "٣" are digits to isdigit() but not cursors this module wrote
         if generation_text != str(generation) or not (start_text.isascii() and start_text.isdigit()) \
                 or int(start_text) > len(items):
-            raise CoreError("history-expired", "The conversation changed. Reload its history.")
+            raise ChatError("history-expired", "The conversation changed. Reload its history.")
         end = int(start_text)
     start, size = end, 0
     while start > 0 and end - start < min(limit, MAX_PAGE_ITEMS):

@@ -163,6 +163,17 @@ class ClaudeProjector:
     def settled(self, request_id) -> None:
         self._requests.pop(request_id, None)
 
+    def thread_id_of(self, native):
+        """The thread's id of a request the CLI asked in this process (None if none is open)."""
+        return native if native in self._requests else None
+
+    @staticmethod
+    def decision_of(result: dict) -> str:
+        """What an answer given in the CLI's own words decided, in the thread's words."""
+        if result.get("behavior") == "allow":
+            return "allow-always" if result.get("updatedPermissions") else "allow"
+        return "deny"
+
 
 class CodexProjector:
     provider = "codex"
@@ -261,6 +272,17 @@ class CodexProjector:
 
     def settled(self, request_id) -> None:
         self._natives.pop(request_id, None)
+
+    def thread_id_of(self, native):
+        """The thread's id of a request the CLI asked in this process (None if none is open)."""
+        return next((mine for mine, theirs in self._natives.items() if theirs == native), None)
+
+    @staticmethod
+    def decision_of(result: dict) -> str:
+        """What an answer given in the CLI's own words decided, in the thread's words."""
+        decision = result.get("decision")
+        return {"accept": "allow", "acceptForSession": "allow-always"}.get(decision, "deny") \
+            if isinstance(decision, str) else "deny"
 
 
 PROJECTORS = {"claude-code": ClaudeProjector, "codex": CodexProjector}

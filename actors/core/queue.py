@@ -2,17 +2,12 @@
 from __future__ import annotations
 
 from actors.core.thread import host_id, now_ms
+from actors.errors import ChatError
 
 RESUME_PROMPT = "The app restarted while you were working on the previous message. Continue where you left off."
 MAX_ATTEMPTS = 2  # a turn is worked on by at most two processes
 
 
-class CoreError(Exception):
-    """A refusal with one of the chat layer's codes (spec B48)."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
 
 
 def must_queue(info: dict, busy: bool) -> bool:
@@ -30,7 +25,7 @@ def take(info: dict, message_id: str, chat_id: str) -> dict:
     for index, message in enumerate(info["queue"]):
         if message["id"] == message_id:
             return info["queue"].pop(index)
-    raise CoreError("request-not-found", f"No queued message {message_id} in chat {chat_id}")
+    raise ChatError("request-not-found", f"No queued message {message_id} in chat {chat_id}")
 
 
 def to_front(info: dict, message_id: str, chat_id: str) -> None:

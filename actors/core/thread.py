@@ -10,7 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from actors.core.status import chat_status
+from actors.status import chat_status
 
 TURN_STATES = ("running", "done", "aborted", "error")
 NOT_RESUMED = "This turn could not be resumed after the machine restarted: "
@@ -42,6 +42,10 @@ class Thread:
         self.info = info
         self.items: dict[str, dict] = {}
         self.order: list[str] = []
+        self._index: dict[str, int] = {}  # item id -> its place in order
+        # Text appended to an item since its text was last joined: a long reply streamed as
+        # thousands of deltas costs each delta its own length, not the whole text so far.
+        self._parts: dict[str, list[str]] = {}
         self.failed = False  # a transport failure or a crash mid-turn: status error until the next turn
         for item in items or []:
             self._store(item)
@@ -49,10 +53,27 @@ class Thread:
     # ---- reading -----------------------------------------------------------------------------
 
     def snapshot(self) -> dict:
+        self._join()
         return {"info": self.info, "items": [self.items[i] for i in self.order]}
 
     def item(self, item_id: str) -> dict | None:
+        self._join(item_id)
         return self.items.get(item_id)
+
+    def _clear(self) -> None:
+        self.items.clear()
+        self.order.clear()
+        self._index.clear()
+        self._parts.clear()
+
+    def has(self, item_id: str) -> bool:
+        return item_id in self.items
+
+    def _join(self, item_id: str | None = None) -> None:
+        for joined in ([item_id] if item_id is not None else list(self._parts)):
+            parts = self._parts.pop(joined, None)
+            if parts and joined in self.items:
+                self.items[joined]["text"] = "".join(parts)
 
     def pending_requests(self) -> list[dict]:
         return [self.items[i] for i in self.order if self.items[i]["kind"] in ("approval", "question")
@@ -74,13 +95,14 @@ class Thread:
 
     def _store(self, item: dict) -> int:
         if item["id"] not in self.items:
+            self._index[item["id"]] = len(self.order)
             self.order.append(item["id"])
         self.items[item["id"]] = item
-        return self.order.index(item["id"])
+        return self._index[item["id"]]
 
     def upsert(self, item: dict) -> list[dict]:
         """Merges ``item`` into the item with its id (or adds it); one ``item`` event."""
-        current = self.items.get(item["id"])
+        current = self.item(item["id"])
         merged = {**current, **item} if current else {"createdAt": now_ms(), "turnId": self.info.get("activeTurnId"),
                                                        **item}
         index = self._store(merged)
@@ -93,7 +115,10 @@ class Thread:
         item = self.items.get(item_id)
         if item is None or not text:
             return []
-        item["text"] = item.get("text", "") + text
+        parts = self._parts.get(item_id)
+        if parts is None:
+            parts = self._parts[item_id] = [item.get("text", "")]
+        parts.append(text)
         return [{"type": "delta", "itemId": item_id, "text": text}]
 
     def open_turn(self, turn_id: str, origin: str = "user") -> list[dict]:
@@ -118,6 +143,7 @@ class Thread:
         events: list[dict] = []
         if turn is None or turn["state"] != "running":
             return events
+        self._join()
         for item_id in list(self.order):
             item = self.items[item_id]
             if item.get("turnId") != turn["id"]:
@@ -157,8 +183,7 @@ class Thread:
         return [{"type": "info", "info": self.info}]
 
     def reset(self) -> list[dict]:
-        self.items.clear()
-        self.order.clear()
+        self._clear()
         self.failed = False
         return [{"type": "reset", "info": self.info, "items": []}]
 
@@ -168,6 +193,7 @@ class Thread:
         """On load: no process survived, so nothing streams, no tool runs, no request waits
         (pending ones are cancelled). The running turn itself is left to the resume decision."""
         events: list[dict] = []
+        self._join()
         for item_id in list(self.order):
             item = self.items[item_id]
             if item.get("streaming"):
@@ -190,16 +216,14 @@ class Thread:
         """Replays one logged event (the log holds exactly what clients were sent)."""
         kind = event.get("type")
         if kind == "item":
+            self._parts.pop(event["item"]["id"], None)  # the item event holds the whole text
             self._store(event["item"])
         elif kind == "delta":
-            item = self.items.get(event.get("itemId"))
-            if item is not None:
-                item["text"] = item.get("text", "") + event.get("text", "")
+            self.append_text(event.get("itemId"), event.get("text", ""))
         elif kind == "info":
             self.info = event["info"]
         elif kind == "reset":
-            self.items.clear()
-            self.order.clear()
+            self._clear()
             self.info = event["info"]
             for item in event.get("items") or []:
                 self._store(item)

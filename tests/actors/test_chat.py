@@ -1,6 +1,7 @@
 """The Chat actor in-process, on the real Claude Code CLI: what the web layer cannot reach."""
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -9,10 +10,13 @@ import pytest
 
 from actors.chat import Chat
 from actors.harness import claude
+from actors.registry import CoreClients
+from storage.chat_store import ChatStore
 from storage.history import EventHistory
+from web.chat_socket import encode
 from tests.mock_anthropic import MockAnthropic, text_reply
 from tests.peers import CLAUDE, claude_env, require_peers
-from web.commands import Send
+from actors.messages import Send
 
 
 class RecordingSink:
@@ -22,13 +26,9 @@ class RecordingSink:
         self.frames = []
         self.closed_with = None
 
-    def push(self, frame: bytes):
-        import json
-        self.frames.append(json.loads(frame))
-
-    def push_many(self, frames):
-        for frame in frames:
-            self.push(frame)
+    def push(self, message):
+        # Encoded as a socket's sink would: the test reads what a page reads.
+        self.frames += [json.loads(frame) for frame in encode(message)]
 
     def close(self, code, reason=""):
         self.closed_with = code
@@ -58,8 +58,9 @@ def test_a_history_write_failure_stops_the_cli_and_reports_an_error(tmp_path, cl
     project = tmp_path / "project"
     project.mkdir()
     failing = EventHistory(fd=os.open("/dev/full", os.O_RDWR))  # every write fails: ENOSPC
-    ref = Chat.start(session_id="history-test", harness=claude, root=str(project), command=(str(CLAUDE),),
-                     model=None, resume_id=None, history=failing)
+    ref = Chat.start(chat_id="history-test", harness=claude, cwd=str(project), command=(str(CLAUDE),),
+                     model=None, store=ChatStore(str(tmp_path / "chats")), clients=CoreClients(), history=failing,
+                     start_cli=True)
     chat = ref.proxy()
     try:
         sink = RecordingSink()

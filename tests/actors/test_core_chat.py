@@ -1,4 +1,4 @@
-"""The chat core's actors in-process: CoreHost and CoreChat on the real Claude Code CLI.
+"""The chat core in-process: the Registry and its Chat actors on the real Claude Code CLI.
 
 The CLI runs against tests/mock_anthropic.py, in an environment of its own (see test_chat.py).
 Clients are recording sinks: one attached to the chat (chat.event frames), one registered with
@@ -15,9 +15,10 @@ import gevent
 import pykka
 import pytest
 
-from actors.core.queue import CoreError
+from actors.errors import ChatError
 from actors.core.thread import NOT_RESUMED, Thread
-from actors.core_host import CoreClients, CoreHost
+from actors.registry import CoreClients, Registry
+from web.core import encode
 from storage.chat_store import ChatStore, encode_id, read_log
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
 from tests.peers import CLAUDE, claude_env, require_peers
@@ -31,8 +32,9 @@ class Sink:
     def __init__(self):
         self.frames: list[dict] = []
 
-    def push(self, frame: bytes) -> None:
-        self.frames.append(json.loads(frame))
+    def push(self, message) -> None:
+        # Encoded as a core socket's sink would: the test reads what a client reads.
+        self.frames += [json.loads(frame) for frame in encode(message)]
 
     def close(self, code, reason=""):
         pass
@@ -89,14 +91,14 @@ def project(tmp_path):
 
 @pytest.fixture
 def core(tmp_path, mock, capsys):
-    """Starts CoreHosts over one data folder; ends them all (and their CLIs) after the test."""
+    """Starts registries over one data folder; ends them all (and their CLIs) after the test."""
     started = []
     data = str(tmp_path / "data")
 
     def start(resuming_on: bool = False):
         clients, status_sink = CoreClients(), Sink()
         clients.add(status_sink)
-        ref = CoreHost.start(data, clients, commands=lambda: {"claude-code": (str(CLAUDE),)},
+        ref = Registry.start(data, clients, commands=lambda: {"claude-code": (str(CLAUDE),)},
                              resuming_on=resuming_on, environment=dict(os.environ))
         started.append(ref)
         return Host(ref, data, status_sink)
@@ -110,7 +112,7 @@ def core(tmp_path, mock, capsys):
 
 
 class Host:
-    """A started CoreHost: asks go to its proxy; its data folder and its status client beside it."""
+    """A started Registry: asks go to its proxy; its data folder and its status client beside it."""
 
     def __init__(self, ref, data: str, status_sink: Sink):
         self.ref, self.data, self.status_sink = ref, data, status_sink
@@ -131,7 +133,7 @@ def shut_down(host) -> None:
 
 
 def create(host, chat_id: str, cwd: str, **fields) -> dict:
-    return host.create({"chatId": chat_id, "cwd": cwd, **fields}).get(timeout=ASK)
+    return host.create_chat({"chatId": chat_id, "cwd": cwd, **fields}).get(timeout=ASK)
 
 
 def attach(host, chat_id: str) -> tuple:
@@ -154,7 +156,7 @@ def test_create_is_idempotent_per_id(core, project, tmp_path):
     other.mkdir()
     again = create(host, "c1", str(other), provider="codex")
     assert again == first and again["cwd"] == os.path.realpath(project) and again["provider"] == "claude"
-    assert [info["chatId"] for info in host.list().get(timeout=ASK)] == ["c1"]
+    assert [info["chatId"] for info in host.list_chats().get(timeout=ASK)] == ["c1"]
     assert len(host.chats().get(timeout=ASK)) == 1
 
 
@@ -187,15 +189,15 @@ def test_an_unreadable_chat_is_refused_and_left_byte_identical(core, project):
     with open(record_path, "wb") as handle:
         handle.write(b'{"info": {"chatId": "broken"}, "items": [')
     before = {name: open(os.path.join(store.folder, name), "rb").read() for name in os.listdir(store.folder)}
-    with pytest.raises(CoreError) as refused:
+    with pytest.raises(ChatError) as refused:
         create(host, "broken", project)
     assert refused.value.code == "chat-unreadable"
     assert {name: open(os.path.join(store.folder, name), "rb").read() for name in os.listdir(store.folder)} == before
-    assert host.list().get(timeout=ASK) == []
+    assert host.list_chats().get(timeout=ASK) == []
 
 
 def test_an_id_too_long_to_be_stored_is_a_bad_request(core, project):
-    with pytest.raises(CoreError) as refused:
+    with pytest.raises(ChatError) as refused:
         create(core(), "/" * 200, project)
     assert refused.value.code == "bad-request"
 
@@ -259,7 +261,7 @@ def test_an_approval_shows_in_the_status_and_an_answer_settles_it(core, project,
     assert sink.turn_ended(turn)["state"] == "done"
     assert os.path.exists(os.path.join(project, "made.txt"))
     assert host.status_sink.statuses("c1") == ["running", "needs-you", "running", "idle"]
-    with pytest.raises(CoreError) as settled:
+    with pytest.raises(ChatError) as settled:
         chat.approve(pending["requestId"], "deny").get(timeout=ASK)
     assert settled.value.code == "request-not-found"
 
@@ -294,7 +296,7 @@ def test_a_new_host_settles_a_frozen_turn_at_start_with_the_note(core, project, 
     host.ref.stop(timeout=ASK)
 
     again = core()
-    [info] = again.list().get(timeout=ASK)  # loaded at start: no client asked for it
+    [info] = again.list_chats().get(timeout=ASK)  # loaded at start: no client asked for it
     assert info["chatId"] == "r1" and info["activeTurnId"] is None and info["status"] == "idle"
     assert info["queuePaused"] is True and [m["text"] for m in info["queue"]] == ["and this after"]
     items = again.chat("r1").get(timeout=ASK).history(None, 100).get(timeout=ASK)["items"]
@@ -317,7 +319,7 @@ def test_a_history_cursor_from_before_a_clear_stays_expired_after_a_restart(core
     cursor = chat.history(None, 1).get(timeout=ASK)["history"]["cursor"]
     chat.clear().get(timeout=ASK)
     sink.turn_ended(chat.core_send("second").get(timeout=ASK)["turnId"])
-    with pytest.raises(CoreError) as expired:
+    with pytest.raises(ChatError) as expired:
         chat.history(cursor, 1).get(timeout=ASK)
     assert expired.value.code == "history-expired"
     fresh_cursor = chat.history(None, 1).get(timeout=ASK)["history"]["cursor"]
@@ -327,7 +329,7 @@ def test_a_history_cursor_from_before_a_clear_stays_expired_after_a_restart(core
     again = core()
     create(again, "h1", project)  # a chat with no turn to settle loads when a client asks for it
     chat = again.chat("h1").get(timeout=ASK)
-    with pytest.raises(CoreError) as still:
+    with pytest.raises(ChatError) as still:
         chat.history(cursor, 1).get(timeout=ASK)
     assert still.value.code == "history-expired"
     assert chat.history(fresh_cursor, 1).get(timeout=ASK)["items"]  # one from after the clear still reads

@@ -1,4 +1,5 @@
-"""Sessions belong to the running stack; the CLIs' own saved conversations outlive it."""
+"""Conversations outlive the daemon: after a restart a session is listed as closed, and resuming
+it goes on with the CLI's own saved conversation (devhost's native history does not survive)."""
 from __future__ import annotations
 
 import signal
@@ -23,8 +24,11 @@ def test_a_claude_conversation_resumes_after_the_daemon_restarts(daemon, mock, s
     assert sock.wait_closed() == 1001
     again = _restart(daemon, stack, daemon_env)
     try:
-        assert again.sessions() == []  # sessions do not survive; the CLI's conversation does
+        [listed] = again.sessions()
+        assert (listed["id"], listed["status"], listed["nativeSessionId"]) == (record["id"], "closed", native_id)
         resumed = again.create_session(resumeId=native_id)
+        assert resumed["chatId"] == record["chatId"] and resumed["id"] != record["id"]  # the same chat
+        assert [s["id"] for s in again.sessions()] == [resumed["id"]]
         sock = again.connect(resumed["id"])
         assert sock.snapshot["events"] == []  # devhost's history does not survive a restart
         sock.send_message("which animal?")

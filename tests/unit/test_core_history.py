@@ -4,7 +4,7 @@ import json
 import pytest
 
 from actors.core.history import MAX_PAGE_ITEMS, PAGE_BYTES, PAGE_ITEMS, page
-from actors.core.queue import CoreError
+from actors.errors import ChatError
 
 
 def items(count: int, text: str = "x") -> list[dict]:
@@ -101,7 +101,7 @@ def test_a_cursor_stays_good_while_newer_items_are_added():
 
 @pytest.mark.parametrize("cursor", ["0:10", "2:10"])
 def test_a_cursor_of_another_generation_has_expired(cursor):
-    with pytest.raises(CoreError) as expired:
+    with pytest.raises(ChatError) as expired:
         page(items(50), 1, cursor)
     assert expired.value.code == "history-expired"
     assert str(expired.value) == "The conversation changed. Reload its history."
@@ -110,7 +110,7 @@ def test_a_cursor_of_another_generation_has_expired(cursor):
 @pytest.mark.parametrize("cursor", ["", "nonsense", "1", "1:", "1:x", "1:-3", "1:+3", "1: 3", "1:3.0", "1:99",
                                     "1:²", "1:٣", ":3", "1:3:4"])
 def test_a_malformed_or_impossible_cursor_is_history_expired(cursor):
-    with pytest.raises(CoreError) as expired:
+    with pytest.raises(ChatError) as expired:
         page(items(50), 1, cursor)
     assert expired.value.code == "history-expired"
 

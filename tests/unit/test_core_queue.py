@@ -4,7 +4,7 @@ import re
 import pytest
 
 from actors.core import queue as q
-from actors.core.queue import MAX_ATTEMPTS, CoreError
+from actors.core.queue import MAX_ATTEMPTS, ChatError
 
 
 def info(queue=(), paused=False) -> dict:
@@ -61,7 +61,7 @@ def test_take_removes_and_returns_the_message():
 def test_take_of_a_message_already_gone_is_request_not_found_naming_message_and_chat():
     chat = info([message("a")])
     q.take(chat, "queued-a", "c1")
-    with pytest.raises(CoreError) as gone:
+    with pytest.raises(ChatError) as gone:
         q.take(chat, "queued-a", "c1")
     assert gone.value.code == "request-not-found"
     assert str(gone.value) == "No queued message queued-a in chat c1"
@@ -75,7 +75,7 @@ def test_to_front_moves_the_message_ahead_of_the_others_keeping_their_order():
 
 def test_to_front_of_an_absent_message_is_request_not_found_and_changes_nothing():
     chat = info([message("a"), message("b")])
-    with pytest.raises(CoreError) as gone:
+    with pytest.raises(ChatError) as gone:
         q.to_front(chat, "queued-x", "c1")
     assert gone.value.code == "request-not-found" and str(gone.value) == "No queued message queued-x in chat c1"
     assert [m["text"] for m in chat["queue"]] == ["a", "b"]

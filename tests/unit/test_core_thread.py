@@ -446,3 +446,32 @@ def test_a_delta_for_an_item_the_log_never_made_is_ignored():
     thread = fresh()
     thread.apply({"type": "delta", "itemId": "ghost", "text": "boo"})
     assert thread.snapshot()["items"] == []
+
+
+# ---- text streamed in many deltas -----------------------------------------------------------------
+
+def test_text_streamed_in_thousands_of_deltas_reads_whole_wherever_it_is_read():
+    """Deltas are kept as pieces and joined when the item is read (a long reply must not cost
+    each delta the whole text so far); every way of reading sees the whole text."""
+    thread = running(fresh())
+    thread.upsert({"id": "a", "kind": "assistant", "text": "", "streaming": True})
+    pieces = [f"w{n} " for n in range(5000)]
+    deltas = []
+    for n, piece in enumerate(pieces):
+        deltas += thread.append_text("a", piece)
+        if n == 2500:
+            assert thread.item("a")["text"] == "".join(pieces[:2501])  # a read mid-stream
+    whole = "".join(pieces)
+    assert [i["text"] for i in thread.snapshot()["items"] if i["id"] == "a"] == [whole]
+    assert thread.upsert({"id": "a", "kind": "assistant", "streaming": False})[0]["item"]["text"] == whole
+    replayed = Thread(new_info("c1", "claude-code", "/tmp", None, "full-access"))
+    replayed.apply({"type": "item", "item": {"id": "a", "kind": "assistant", "text": "", "turnId": "turn-1"}})
+    for event in deltas:
+        replayed.apply(event)
+    assert replayed.item("a")["text"] == whole
+    ended = running(fresh("c2"))
+    ended.upsert({"id": "b", "kind": "assistant", "text": "", "streaming": True})
+    ended.append_text("b", "all of it")
+    assert [e["item"]["text"] for e in ended.end_turn("done") if e["type"] == "item" and e["item"]["id"] == "b"] \
+        == ["all of it"]
+

@@ -1,11 +1,14 @@
-"""actors.core.status: a chat's status from the facts (spec B41) and its broadcast signature (B40)."""
+"""actors.status: one derivation, two vocabularies: a chat's status (seed B41) and a session's (L6),
+and the chat core's broadcast signature (B40)."""
 import pytest
 
-from actors.core.status import STATUSES, chat_status, status_signature
+import itertools
+
+from actors.status import CHAT_STATUSES, SESSION_STATUSES, chat_status, session_status, status_signature
 
 
 def test_the_statuses_are_the_seeds_five():
-    assert STATUSES == ("running", "needs-you", "idle", "error", "exited")
+    assert CHAT_STATUSES == ("running", "needs-you", "idle", "error", "exited")
 
 
 def test_nothing_going_on_is_idle():
@@ -29,6 +32,60 @@ def test_a_failure_with_no_turn_running_is_error():
 def test_a_running_turn_wins_over_an_earlier_failure():
     assert chat_status(pending=False, busy=True, failed=True) == "running"
 
+
+# ---- a session's status (the Chat API) -------------------------------------------------------
+
+def status(closed=False, starting=False, turn_active=False, pending_requests=0, error=None) -> str:
+    return session_status(closed=closed, starting=starting, turn_active=turn_active,
+                          pending_requests=pending_requests, error=error)
+
+
+# ---- status ----------------------------------------------------------------------------------
+
+def test_a_session_with_nothing_going_on_is_idle():
+    assert status() == "idle"
+
+
+def test_a_closed_session_is_closed_whatever_else_is_true():
+    assert status(closed=True, starting=True, turn_active=True, pending_requests=2, error="boom") == "closed"
+
+
+def test_a_pending_approval_outranks_a_running_turn():
+    assert status(turn_active=True, pending_requests=1) == "requires_action"
+
+
+def test_a_running_turn_outranks_the_previous_turns_error():
+    assert status(turn_active=True, error="Invalid API key") == "running"
+
+
+def test_an_error_shows_once_the_turn_is_over():
+    assert status(error="Invalid API key") == "error"
+
+
+def test_a_failed_start_reads_as_error_not_starting():
+    assert status(starting=True, error="Claude Code could not be started") == "error"
+
+
+def test_a_starting_cli_is_starting():
+    assert status(starting=True) == "starting"
+
+
+def test_every_combination_of_facts_gives_one_documented_status():
+    for closed, starting, active, pending, error in itertools.product([False, True], [False, True], [False, True],
+                                                                      [0, 1], [None, "x"]):
+        assert status(closed, starting, active, pending, error) in SESSION_STATUSES
+
+
+def test_the_precedence_is_closed_then_requires_action_then_running_then_error_then_starting_then_idle():
+    facts = {"closed": {"closed": True}, "requires_action": {"pending_requests": 1},
+             "running": {"turn_active": True}, "error": {"error": "x"}, "starting": {"starting": True}}
+    order = ["closed", "requires_action", "running", "error", "starting"]
+    for index, name in enumerate(order):
+        everything_below = {k: v for later in order[index:] for k, v in facts[later].items()}
+        assert status(**everything_below) == name
+
+
+# ---- the broadcast signature ------------------------------------------------------------------
 
 BASE = {"chatId": "c", "status": "idle", "running": False, "activeTurnId": None, "queue": [], "queuePaused": False,
         "usage": {"contextTokens": 0, "costUsd": 0, "turns": 0}, "requests": [], "model": None,

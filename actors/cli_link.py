@@ -1,0 +1,339 @@
+"""A conversation's link to its CLI: one process generation at a time.
+
+A plain object owned by the Chat actor (actors/chat.py). It starts the CLI (a CliProcess
+actor), writes the harness driver's frames to it, decodes what it writes back into the
+driver's effects, keeps the native requests it waits on, the deadlines, and every message in
+flight until the CLI shows what became of it (its acknowledgement).
+
+Messages come from an *origin*: a Chat-API socket (its subscriber id) or the chat core
+(``CORE``: its turns and steers). Sends of one origin go out one at a time, each after the
+previous one's acknowledgement; the result goes back to its origin only. What the link cannot
+decide alone it tells its owner (``LinkOwner``): a result, the evidence about a message, the
+end of a turn, a note for a person.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import Protocol
+
+import gevent.event
+
+from actors import chatlog, proctree
+from actors.cli_process import CliProcess
+from actors.guard import spawn_later_logged
+from actors.harness import effects as fx
+from actors.messages import Send, is_lowercase_uuid
+from actors.session_rules import compose_message
+from actors.tell import tell
+
+ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
+CORE = "core"  # the origin of what the chat core sends
+
+
+class LinkOwner(Protocol):
+    def link_started(self) -> None: ...
+    def link_dispatched(self, origin, command: Send, joined: bool) -> None: ...
+    def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None: ...
+    def link_evidence(self, message_id: str, delivery: str) -> None: ...
+    def link_turn_ended(self, effect: fx.TurnEnded) -> None: ...
+    def link_notice(self, message: str) -> None: ...
+    def link_start_failed(self, message: str) -> None: ...
+
+
+@dataclass
+class InFlight:
+    origin: object
+    command_id: str
+    sent_at: float
+    timer: object = None
+
+
+class CliLink:
+    def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
+                 native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT):
+        self._chat_id = chat_id
+        self.harness = harness
+        self.root = root
+        self.command = command
+        self.model = model  # what devhost asked for; None = the CLI's configured default
+        self.native_id = native_id  # the CLI's own conversation id, once known (or to resume)
+        self._actor_ref = actor_ref
+        self._owner = owner
+        self._ack_timeout = ack_timeout
+        self.model_in_use = None
+        self._model_before_change = model
+        self.driver = None
+        self.cli = None
+        self._cli_ref = None
+        self.generation = 0
+        self.starting = False
+        self.turn_active = False
+        self.turn_started_at = None
+        self.last_event_at = None
+        self.pending: dict = {}  # native request id -> kind, in arrival order
+        self.in_flight: dict[str, InFlight] = {}  # native message id -> send awaiting its ack
+        self._outbox: dict[object, deque] = {}  # per origin: sends waiting for the previous ack
+        self._used_command_ids: set[str] = set()
+        self._live = 0
+        self.gone = gevent.event.Event()  # set while no process of this chat runs, retired ones included
+        self.gone.set()
+
+    @property
+    def running(self) -> bool:
+        return self.cli is not None
+
+    def _log(self, event: str, **fields) -> None:
+        chatlog.log(self._chat_id, self.harness.HARNESS_ID, event, **fields)
+
+    # ---- the process ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.generation += 1
+        resume_id = self.native_id
+        if resume_id and self.harness.find_conversation_cwd(resume_id, os.environ) is None:
+            # The CLI died before it saved anything: there is nothing to resume, so the message
+            # starts a new conversation rather than fail on a resume the CLI would refuse.
+            self._log("session.restart", native=resume_id, note="conversation was never saved; starting a new one")
+            self._owner.link_notice(f"{self.harness.LABEL} had not saved the conversation before it stopped; "
+                                    "a new conversation was started and your message goes there")
+            resume_id = None
+        argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id)
+        self.driver = self.harness.Driver(cwd=self.root, model=self.model, resume_id=resume_id)
+        self.starting = True
+        self._live += 1
+        self.gone.clear()
+        self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, self.root,
+                                         proctree.make_tag(self._chat_id), self.harness.LABEL)
+        self.cli = self._cli_ref.proxy()
+        self._owner.link_started()
+        self.write(self.driver.start_frames())
+
+    def stop(self) -> None:
+        """Asks the CLI to stop and ends its tree; its exit is still reported (on_cli_exit)."""
+        if self.cli is not None:
+            self.write(self.driver.stop_frames())
+            self.cli.terminate()
+
+    def retire(self) -> None:
+        """Ends the CLI without its exit counting against the chat: what it still writes is
+        ignored, and nothing of it is waited on any more."""
+        self.stop()
+        self.generation += 1
+        self.cli = None
+        self._cli_ref = None
+        self.starting = False
+        self.turn_active = False
+        self.pending.clear()
+        for entry in self.in_flight.values():
+            if entry.timer is not None:
+                entry.timer.kill(block=False)
+        self.in_flight.clear()
+
+    def exited(self, generation: int) -> bool:
+        """Counts an exit; True when it is the current process's (the chat must react)."""
+        self._live -= 1
+        if self._live <= 0:
+            self.gone.set()
+        if generation != self.generation:
+            return False
+        self.cli = None
+        self._cli_ref = None
+        self.starting = False
+        return True
+
+    def shut(self) -> None:
+        """The actor stops: CliProcess.on_stop ends the process tree."""
+        if self._cli_ref is not None:
+            self._cli_ref.stop(block=False)
+
+    def write(self, items: list) -> None:
+        """Writes a driver's frames to the CLI; effects among them (deadlines) are applied."""
+        frames = [item for item in items if isinstance(item, dict)]
+        for item in items:
+            if not isinstance(item, dict):
+                self.apply(item)
+        if frames and self.cli is not None:
+            self.cli.write(frames)
+
+    # ---- sending -------------------------------------------------------------------------------
+
+    def send(self, origin, command: Send, prompt: str) -> None:
+        queue = self._outbox.setdefault(origin, deque())
+        if queue or any(entry.origin == origin for entry in self.in_flight.values()):
+            queue.append((command, prompt))  # sends from one origin are delivered in order
+            return
+        self._dispatch(origin, command, prompt)
+
+    def _dispatch(self, origin, command: Send, prompt: str) -> None:
+        message_id = command.command_id if is_lowercase_uuid(command.command_id) else str(uuid.uuid4())
+        if command.command_id in self._used_command_ids:
+            # The CLI silently drops a repeated message id; a resend is the person's call, with a new id.
+            self._owner.link_result(origin, command.command_id, None,
+                                    "this commandId was already sent in this session; devhost never resends a "
+                                    "message: check the conversation, then send again with a new commandId")
+            self._next(origin)
+            return
+        self._used_command_ids.add(command.command_id)
+        if self.cli is None:
+            self.start()
+        model = command.model if command.model is not None and command.model != (self.model or "") else None
+        if model is not None:
+            # The record shows the choice at once; a refusal by the CLI puts the previous one back.
+            self._model_before_change = self.model
+            self.model = model or None
+        joined = self.turn_active
+        entry = InFlight(origin, command.command_id, time.monotonic())
+        entry.timer = spawn_later_logged(self._ack_timeout, tell, self._actor_ref, "on_ack_timeout", message_id)
+        self.in_flight[message_id] = entry
+        text = compose_message(command.text, prompt)
+        self.write(self.driver.message_frames(message_id, text, list(command.images), model))
+        self._log("message.sent", command=command.command_id, attachments=len(command.images),
+                  joined="turn" if joined else None)
+        if not self.turn_active:
+            self._begin_turn()
+        self._owner.link_dispatched(origin, command, joined)
+
+    def refuse_queued(self, reason: str, origin=None) -> None:
+        """Answers every queued send (of one origin, or of all) with an error; sends nothing."""
+        for queued_origin, queue in self._outbox.items():
+            if origin is not None and queued_origin != origin:
+                continue
+            while queue:
+                command, _ = queue.popleft()
+                self._owner.link_result(queued_origin, command.command_id, None, reason)
+
+    def fail_sends(self, reason: str) -> None:
+        """Answers every send in flight and every queued one with an error; dispatches nothing."""
+        self.refuse_queued(f"not sent: {reason}")
+        for message_id in list(self.in_flight):
+            self.ack(message_id, None, reason, dispatch_next=False)
+
+    def forget_origin(self, origin) -> None:
+        self._outbox.pop(origin, None)
+
+    def ack(self, message_id: str, delivery: str | None, error: str | None, dispatch_next: bool = True) -> None:
+        entry = self.in_flight.pop(message_id)
+        if entry.timer is not None:
+            entry.timer.kill(block=False)
+        self._log("message.ack", command=entry.command_id, delivery=delivery or "error",
+                  seconds=f"{time.monotonic() - entry.sent_at:.2f}", error=error)
+        self._owner.link_result(entry.origin, entry.command_id, delivery, error)
+        if dispatch_next:
+            self._next(entry.origin)
+
+    def _next(self, origin) -> None:
+        queue = self._outbox.get(origin)
+        if queue:
+            command, prompt = queue.popleft()
+            self._dispatch(origin, command, prompt)
+
+    def ack_timed_out(self, message_id: str) -> None:
+        if message_id in self.in_flight:
+            self.driver.waiting.discard(message_id)  # no longer counted on to start a turn
+            self._owner.link_evidence(message_id, "unconfirmed")
+            self.ack(message_id, "unconfirmed", None)
+
+    # ---- requests and interrupts ---------------------------------------------------------------
+
+    def interrupt(self) -> bool:
+        if self.cli is None or not (self.turn_active or self.pending):
+            return False  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
+        self.write(self.driver.interrupt_frames())
+        self._log("turn.interrupt", pending=len(self.pending))
+        return True
+
+    def respond(self, request_id, result: dict) -> None:
+        """Answers a native request (ValueError: the driver refuses the answer; nothing sent)."""
+        frames = self.driver.respond_frames(request_id, result, self.pending[request_id])
+        kind = self.pending.pop(request_id)
+        self.write(frames)
+        self._log("request.answered", request=request_id, kind=kind)
+
+    def expire(self, request_id) -> None:
+        self.write(self.driver.expire(request_id))  # frames to write (an interrupt) and effects
+
+    # ---- what the CLI says ---------------------------------------------------------------------
+
+    def apply(self, effect) -> bool:
+        """Applies one effect of the driver; True when the session's record changed."""
+        if isinstance(effect, fx.Ready):
+            self.starting = False
+            return True
+        if isinstance(effect, fx.NativeSession):
+            if effect.session_id != self.native_id:
+                self.native_id = effect.session_id
+                self._log("session.native", native=self.native_id)
+                return True
+            return False
+        if isinstance(effect, fx.Delivery):
+            self._owner.link_evidence(effect.message_id, effect.delivery)
+            if effect.message_id in self.in_flight:
+                self.ack(effect.message_id, None if effect.delivery == "error" else effect.delivery, effect.error)
+            return False
+        if isinstance(effect, fx.MessageSettled):
+            self._owner.link_evidence(effect.message_id, "settled")
+            if effect.message_id in self.in_flight:
+                self.ack(effect.message_id, "queued", None)  # the CLI had it, whatever became of it
+            return False
+        if isinstance(effect, fx.TurnStarted):
+            self.starting = False
+            if not self.turn_active:
+                self._begin_turn()
+            return True
+        if isinstance(effect, fx.TurnEnded):
+            self._end_turn(effect)
+            self._owner.link_turn_ended(effect)
+            return True
+        if isinstance(effect, fx.RequestOpened):
+            self.pending[effect.request_id] = effect.kind
+            self._log("request.open", request=effect.request_id, kind=effect.kind)
+            return True
+        if isinstance(effect, fx.RequestClosed):
+            if self.pending.pop(effect.request_id, None) is not None:
+                self._log("request.cancelled", request=effect.request_id)
+                return True
+            return False
+        if isinstance(effect, fx.ModelInUse):
+            self.model_in_use = effect.model
+            return False
+        if isinstance(effect, fx.Write):
+            self.write(list(effect.frames))
+            return False
+        if isinstance(effect, fx.Deadline):
+            spawn_later_logged(effect.seconds, tell, self._actor_ref, "on_deadline", self.generation,
+                               effect.request_id)
+            return False
+        if isinstance(effect, fx.StartFailed):
+            self._owner.link_start_failed(effect.message)
+            return True
+        if isinstance(effect, fx.Usage):
+            self._log("turn.usage", **dict(effect.fields))
+            return False
+        if isinstance(effect, fx.ModelRefused):
+            self.model = self._model_before_change
+            self._log("error", kind="model", error=effect.message)
+            self._owner.link_notice(effect.message)
+            return True
+        if isinstance(effect, fx.ControlFailed):
+            self._owner.link_notice(effect.message)
+            return False
+        return False
+
+    def _begin_turn(self) -> None:
+        self.turn_active = True
+        self.turn_started_at = time.monotonic()
+        self._log("turn.start", model=self.model or "default")
+
+    def _end_turn(self, effect: fx.TurnEnded) -> None:
+        outcome = "interrupted" if effect.interrupted else ("failed" if effect.error else "completed")
+        duration = time.monotonic() - (self.turn_started_at or time.monotonic())
+        self._log("turn.end", outcome=outcome, seconds=f"{duration:.1f}", model=self.model_in_use, error=effect.error)
+        self.turn_active = bool(self.driver.waiting)  # a queued message starts the next turn
+        self.turn_started_at = time.monotonic() if self.turn_active else None
+
+    def quiet_for(self, now: float) -> float:
+        return now - (self.last_event_at or self.turn_started_at or now)

@@ -1,0 +1,289 @@
+"""The durable face of a conversation: its thread of items, its queue, and their record on disk.
+
+A plain object owned by the Chat actor (actors/chat.py). It turns what happens in the chat
+(a message opened, a CLI frame projected, a turn ended) into the chat core's events, and puts
+every event in the chat's log before any client sees it; the record is rewritten when the log
+grows past FOLD_LOG_BYTES, at a clear, and at shutdown. Text deltas to one item are joined for
+DELTA_TICK before they go out (the thread itself always holds the whole text).
+
+Clients are sinks (``push`` never blocks): those attached to this chat get every
+``ChatEvent``; every connected client gets ``ChatStatus`` when the status signature changes.
+The registry is told each new info, so listing never asks a chat.
+"""
+from __future__ import annotations
+
+import copy
+import time
+
+import gevent
+
+from actors import chatlog
+from actors.core import queue as q
+from actors.core.deltas import DeltaJoiner
+from actors.core.history import page
+from actors.core.projector import PROJECTORS
+from actors.core.thread import Thread, new_info
+from actors.guard import spawn_later_logged
+from actors.messages import ChatEvent, ChatStatus
+from actors.status import status_signature
+from actors.tell import tell
+from storage.chat_store import FOLD_LOG_BYTES, read_log
+
+DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
+
+
+def provider_of(harness) -> str:
+    """The core's name of a harness (what chat.create takes): claude, codex."""
+    return "claude" if harness.HARNESS_ID == "claude-code" else harness.HARNESS_ID
+
+
+class DurableFace:
+    def __init__(self, *, chat_id: str, harness, cwd: str, model: str | None, runtime_mode: str, store, clients,
+                 registry, actor_ref, stored=None, resume: str | None = None):
+        self.chat_id = chat_id
+        self._harness = harness
+        self._store = store
+        self._clients = clients  # every connected core client: chat.status goes to all of them
+        self._registry = registry  # told each new info (a tell)
+        self._actor_ref = actor_ref  # the chat's own, for the delta flush timer
+        self._attached: dict[int, object] = {}
+        self._next_subscriber = 0
+        self._joiner = DeltaJoiner()
+        self._flush_timer = None
+        self._last_signature = None
+        self.projector = None
+        self.removed = False  # killed: nothing of this chat reaches the disk again
+        self.frozen = False  # shutting down: the running turn stays running in the record
+        record, log = stored if stored else (None, [])
+        if record or log:
+            info = (record or {}).get("info") or new_info(chat_id, provider_of(harness), cwd, model, runtime_mode)
+            self.thread = Thread(info, (record or {}).get("items"))
+            self.seq = (record or {}).get("seq", 0)
+            # The seq of the last clear's reset (kept on disk as resetSeq): history cursors of
+            # before expire, also after a restart.
+            self.reset_seq = (record or {}).get("resetSeq", 0)
+            for line in log:
+                self.thread.apply(line["event"])
+                self.seq = line["seq"]
+                if line["event"].get("type") == "reset":
+                    self.reset_seq = line["seq"]
+            self.fresh = False
+        else:
+            self.thread = Thread(new_info(chat_id, provider_of(harness), cwd, model, runtime_mode, resume))
+            self.seq = 0
+            self.reset_seq = 0
+            self.fresh = True
+
+    @property
+    def info(self) -> dict:
+        return self.thread.info
+
+    # ---- clients -------------------------------------------------------------------------------
+
+    def attach(self, sink, since: int | None, history_limit: int | None) -> dict:
+        """Joins a client; it gets the events after ``since`` from the log when the log still has
+        them all, else a snapshot (the whole thread, or its newest page)."""
+        self.flush_delta()
+        self._next_subscriber += 1
+        subscriber = self._next_subscriber
+        self._attached[subscriber] = sink
+        if since is not None and since <= self.seq:
+            lines = [line for line in read_log(self._store.log_path(self.chat_id)) if line["seq"] > since]
+            if [line["seq"] for line in lines] == list(range(since + 1, self.seq + 1)):
+                return {"subscriber": subscriber, "info": self.info, "items": [], "seq": self.seq,
+                        "events": [line["event"] for line in lines]}
+        answer = {"subscriber": subscriber, "seq": self.seq, **self.thread.snapshot(),
+                  "pending": self.thread.pending_requests()}
+        if history_limit is not None:
+            answer.update(page(answer["items"], self.reset_seq, None, history_limit))
+        return answer
+
+    def detach(self, subscriber: int) -> None:
+        self._attached.pop(subscriber, None)
+
+    def detach_all(self) -> None:
+        self._attached.clear()
+
+    def history(self, cursor: str | None, limit: int) -> dict:
+        self.flush_delta()
+        return page(self.thread.snapshot()["items"], self.reset_seq, cursor, limit)
+
+    # ---- the CLI's frames ----------------------------------------------------------------------
+
+    def new_process(self) -> None:
+        """A CLI process starts: its items get ids of a generation of their own, so a restarted
+        CLI never overwrites what an earlier one wrote."""
+        self.projector = PROJECTORS[self._harness.HARNESS_ID](str(int(time.time() * 1000)))
+
+    def project(self, frame: dict, native_id: str | None) -> None:
+        if self.frozen or self.removed or self.projector is None:
+            return
+        if native_id and native_id != self.info.get("agentSessionId"):
+            self.emit(self.thread.set_info(agentSessionId=native_id))
+        for op in self.projector.project(frame):
+            if op[0] == "upsert":
+                self.emit(self.thread.upsert(op[1]))
+            elif op[0] == "append":
+                _, item_id, text, skeleton = op
+                if not self.thread.has(item_id) and skeleton is not None:
+                    self.emit(self.thread.upsert(skeleton))
+                self._hold_delta(self.thread.append_text(item_id, text))
+            elif op[0] == "resolved":
+                for kind in ("approval", "question"):
+                    item = self.thread.item(f"{kind}-{op[1]}")
+                    field = "decision" if kind == "approval" else "state"
+                    if item is not None and item.get(field) == "pending":
+                        self.emit(self.thread.upsert({**item, field: "cancelled"}))
+        turn = self.thread.active_turn()
+        if turn and turn.get("resumePending") and _took_the_prompt(frame):
+            self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
+
+    def answered_natively(self, native_request_id, result: dict) -> None:
+        """A Chat-API socket answered a request: its item is settled here too, so the core's
+        clients see it answered and cannot answer it again."""
+        if self.projector is None:
+            return
+        request_id = self.projector.thread_id_of(native_request_id)
+        if request_id is None:
+            return
+        approval = self.thread.item(f"approval-{request_id}")
+        if approval is not None and approval.get("decision") == "pending":
+            self.emit(self.thread.upsert({**approval, "decision": self.projector.decision_of(result)}))
+        question = self.thread.item(f"question-{request_id}")
+        if question is not None and question.get("state") == "pending":
+            self.emit(self.thread.upsert({**question, "state": "answered"}))
+        self.projector.settled(request_id)
+
+    # ---- turns ---------------------------------------------------------------------------------
+
+    def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None) -> None:
+        info = self.info
+        info["queuePaused"] = False  # anything dispatching resumes the queue
+        self.emit(self.thread.open_turn(turn_id))
+        self.emit(self.thread.add_user(turn_id, text, user_id))
+        if queued_id is not None:
+            info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
+            self.emit(self.thread.refresh_info())
+
+    def finish_turn(self, state: str, process_gone: bool = False) -> None:
+        self.emit(self.thread.end_turn(state, process_gone=process_gone))
+        if state in ("aborted", "error"):
+            self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (C5)
+
+    def next_to_drain(self, explicit: bool) -> dict | None:
+        message = q.next_to_drain(self.info, self.thread.busy(), explicit)
+        if message is not None:
+            # The message is back at the head until its user item is logged: a crash in between
+            # leaves it queued, never lost.
+            self.info["queue"].insert(0, message)
+        return message
+
+    def settle_after_restart(self, resuming_on: bool) -> tuple[str, int] | None:
+        """Loaded from disk: nothing of before streams, runs or waits (I4). Returns (turn id,
+        attempt) when the running turn is to be resumed; else it was aborted with a note."""
+        self.emit(self.thread.settle_after_restart())
+        turn = self.thread.active_turn()
+        if turn is None or turn["state"] != "running":
+            self.write_record()
+            return None
+        resume, reason, attempt = q.resume_decision(turn, self.info.get("agentSessionId"), resuming_on)
+        if not resume:
+            self.emit(self.thread.abort_interrupted(reason))
+            self.emit(self.thread.set_info(queuePaused=True))  # a turn abandoned on restart pauses the queue
+            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "turn.not-resumed", turn=turn["id"], reason=reason)
+            self.write_record()
+            return None
+        chatlog.log(self.chat_id, self._harness.HARNESS_ID, "turn.resume", turn=turn["id"], attempt=attempt)
+        self.emit(self.thread.upsert({**turn, "attempt": attempt, "resumePending": True}))
+        self.emit(self.thread.note("info", "Resumed after a restart", turn_id=turn["id"],
+                                   item_id=f"resume-{turn['id']}-{attempt}"))
+        self.write_record()  # the attempt is on disk before any process works on it
+        return turn["id"], attempt
+
+    def reset(self) -> None:
+        info = self.info
+        info.update(agentSessionId=None, running=False, activeTurnId=None, queue=[], queuePaused=False,
+                    slashCommands=[], model=None)
+        info["usage"]["contextTokens"] = 0
+        self.emit(self.thread.reset())
+        self.reset_seq = self.seq
+        self.emit(self.thread.refresh_info())
+        self.write_record()
+
+    # ---- events --------------------------------------------------------------------------------
+
+    def _hold_delta(self, events: list[dict]) -> None:
+        for event in events:
+            out, started = self._joiner.add(event)
+            for ready in out:
+                self._log_and_send(ready)
+            if started:
+                self._flush_timer = spawn_later_logged(DELTA_TICK, tell, self._actor_ref, "flush_delta")
+
+    def flush_delta(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.kill(block=False)
+            self._flush_timer = None
+        for ready in self._joiner.flush():
+            self._log_and_send(ready)
+
+    def emit(self, events: list[dict]) -> None:
+        if events:
+            self.flush_delta()
+        for event in events:
+            self._log_and_send(event)
+
+    def _log_and_send(self, event: dict) -> None:
+        if self.removed:
+            return
+        self.seq += 1
+        try:
+            size = self._store.append(self.chat_id, self.seq, event)
+            if size > FOLD_LOG_BYTES:
+                self.write_record()
+        except OSError as exc:
+            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
+            self.write_record()  # a line that did not reach disk is folded into the record
+        message = ChatEvent(self.chat_id, event, self.seq)
+        for sink in list(self._attached.values()):
+            sink.push(message)
+        if event["type"] in ("info", "reset"):
+            self.tell_registry()  # chat.list answers from the registry's copy
+        if event["type"] in ("info", "reset") or event.get("item", {}).get("kind") in ("approval", "question"):
+            self._status_changed()
+
+    def _status_changed(self) -> None:
+        signature = status_signature(self.info)
+        if signature != self._last_signature:
+            self._last_signature = signature
+            self._clients.broadcast(ChatStatus(self.chat_id, self.info))
+
+    def tell_registry(self) -> None:
+        if self._registry is not None:
+            # A copy: the thread goes on changing it.
+            tell(self._registry, "on_info", self.chat_id, copy.deepcopy(self.info))
+
+    def write_record(self) -> None:
+        if self.removed:
+            return
+        for ready in self._joiner.flush():
+            self._log_and_send(ready)  # the record must not hold text whose delta is not logged yet
+        try:
+            # fsync and rename on the hub's threadpool: file work never holds the hub.
+            record = {**self.thread.snapshot(), "seq": self.seq, "resetSeq": self.reset_seq}
+            gevent.get_hub().threadpool.apply(self._store.write_record, (self.chat_id, record))
+        except OSError as exc:
+            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
+
+    def remove(self) -> None:
+        self.removed = True
+        if self._flush_timer is not None:
+            self._flush_timer.kill(block=False)
+        self._attached.clear()
+        self._store.remove(self.chat_id)
+
+
+def _took_the_prompt(frame: dict) -> bool:
+    """A frame that shows the CLI received the message devhost wrote last."""
+    return (frame.get("type") == "command_lifecycle" and frame.get("state") in ("queued", "started")) \
+        or frame.get("method") == "turn/started"

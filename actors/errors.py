@@ -1,0 +1,25 @@
+"""The one refusal type of the chat runtime: a code and a message that says what to change.
+
+The codes are the chat core's (seed "Chats and turns", B48) plus two of the Chat API's; each
+surface renders them its own way at the web edge: the core answers the code itself, the Chat
+API an HTTP status (web/app.py, ``HTTP_STATUS``).
+"""
+from __future__ import annotations
+
+CODES = (
+    "bad-request",        # the request itself is wrong
+    "chat-not-found",     # no such chat (or session)
+    "chat-busy",          # a turn runs; the request waits for it or needs force
+    "chat-unreadable",    # the chat's record on disk cannot be read; left as it is
+    "chat-unsupported",   # this CLI cannot do that
+    "request-not-found",  # nothing waits for that answer (any more)
+    "not-found",          # the CLI has no saved conversation of that id
+    "conflict",           # the conversation is open already elsewhere
+    "internal",
+)
+
+
+class ChatError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code

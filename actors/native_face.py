@@ -1,0 +1,84 @@
+"""The native face of a conversation: the Chat API's session over it.
+
+A plain object owned by the Chat actor (actors/chat.py). It holds the session's event history
+(every CLI frame, byte for byte, in a private unlinked temp file: storage/history.py) and the
+Chat-API sockets attached to it, and tells those sockets, in order, what the seed's chat socket
+carries: native events with their sequence, the session's state, the results of a socket's own
+sends, and errors meant for a person. What it tells are typed messages (actors/messages.py);
+each socket's sink encodes them (web/chat_socket.py).
+
+The session id is the Chat API's name for the conversation while it is open; resuming a closed
+session gives it a new one (the seed: a resumed session replaces the closed one in the list).
+The history stays with the conversation while the daemon runs, so a resumed session's snapshot
+still has what came before.
+"""
+from __future__ import annotations
+
+import itertools
+
+from actors.messages import CommandResult, NativeEvents, Notice, SessionState
+from storage.history import EventHistory
+
+
+class NativeFace:
+    def __init__(self, session_id: str, history: EventHistory | None = None):
+        self.session_id = session_id
+        self._history = history or EventHistory()
+        self._sockets: dict[int, object] = {}
+        self._ids = itertools.count(1)
+
+    # ---- sockets -------------------------------------------------------------------------------
+
+    def attach(self, sink):
+        """(subscriber id, a reader of events 1..now) for a new socket; live events follow.
+
+        The reader has a file descriptor of its own, so the snapshot stays readable even if the
+        conversation is removed while it streams."""
+        subscriber = next(self._ids)
+        self._sockets[subscriber] = sink
+        return subscriber, self._history.reader()
+
+    def detach(self, subscriber: int) -> None:
+        self._sockets.pop(subscriber, None)
+
+    def has(self, subscriber: int) -> bool:
+        return subscriber in self._sockets
+
+    def close_sockets(self, code: int) -> None:
+        for sink in self._sockets.values():
+            sink.close(code)
+        self._sockets.clear()
+
+    # ---- what the sockets are told -------------------------------------------------------------
+
+    def store(self, raws: list[bytes]) -> None:
+        """Appends CLI frames to the history (one write) and sends them to every socket.
+        HistoryWriteError propagates: the caller stops the CLI rather than lose an event."""
+        first = self._history.append_many(raws)
+        message = NativeEvents(first, tuple(raws))
+        for sink in list(self._sockets.values()):
+            sink.push(message)
+
+    def publish(self, record: dict, pending) -> None:
+        message = SessionState(record, tuple(pending))
+        for sink in list(self._sockets.values()):
+            sink.push(message)
+
+    def answer(self, subscriber: int, command_id: str, delivery: str | None = None, error: str | None = None):
+        """A send's result goes to the socket that sent it, and only there (gone: nobody to tell)."""
+        sink = self._sockets.get(subscriber)
+        if sink is not None:
+            sink.push(CommandResult(self.session_id, command_id, delivery, error))
+
+    def tell(self, subscriber: int, message: str) -> None:
+        sink = self._sockets.get(subscriber)
+        if sink is not None:
+            sink.push(Notice(message))
+
+    def tell_everyone(self, message: str) -> None:
+        notice = Notice(message)
+        for sink in list(self._sockets.values()):
+            sink.push(notice)
+
+    def close(self) -> None:
+        self._history.close()

@@ -1,0 +1,291 @@
+"""The Registry actor: every conversation of this daemon, by chat id and by session id.
+
+One conversation is one Chat actor, seen by both surfaces: the Chat API names it by its
+session id (while a session is open; a resumed session gets a new one), the chat core by its
+chat id. Every conversation is kept on disk (storage/chat_store.py), so it outlives the daemon:
+at start the registry reads what every stored chat says of itself, lists them all (to the Chat
+API as ``closed`` sessions), and loads a chat as an actor only when something needs it: a
+request, a resume, or a turn a stop left running (settled without waiting for a client).
+
+Chats tell the registry their record and info whenever they change, so listing never asks a
+chat. Refusals are ``ChatError`` with a code; the web edge renders them.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+
+import pykka
+
+from actors.chat import Chat
+from actors.chatlog import daemon_log
+from actors.errors import ChatError
+from actors.guard import guarded
+from actors.harness import HARNESSES
+from storage.chat_store import ChatStore, ChatUnreadable
+
+PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
+HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
+RUNTIME_MODES = ("supervised", "auto-accept-edits", "auto", "full-access")
+ASK = 10.0
+
+
+class CoreClients:
+    """Every connected core client, for chat.status (which goes to all of them)."""
+
+    def __init__(self):
+        self._sinks: set = set()
+
+    def add(self, sink) -> None:
+        self._sinks.add(sink)
+
+    def remove(self, sink) -> None:
+        self._sinks.discard(sink)
+
+    def broadcast(self, message) -> None:
+        for sink in list(self._sinks):
+            sink.push(message)
+
+
+class Registry(pykka.ThreadingActor):
+    def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on: bool = False,
+                 environment: dict | None = None, chat_options: dict | None = None):
+        super().__init__()
+        self._store = ChatStore(data_dir)
+        self._clients = clients
+        self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
+        self._resuming_on = resuming_on
+        self._environment = environment if environment is not None else dict(os.environ)
+        self._chat_options = chat_options or {}  # for tests: e.g. a shorter acknowledgement timeout
+        self._order: list[str] = []  # chat ids, oldest first
+        self._infos: dict[str, dict] = {}  # every chat, loaded or only stored
+        self._refs: dict[str, pykka.ActorRef] = {}
+        # One proxy per chat, made once: building one introspects the whole actor (~0.4 ms).
+        self._proxies: dict[str, pykka.ActorProxy] = {}
+        self._records: dict[str, dict] = {}  # Chat-API records of loaded chats
+        self._sessions: dict[str, str] = {}  # session id -> chat id
+
+    def ping(self) -> bool:
+        return True
+
+    def on_start(self) -> None:
+        for chat_id in self._store.chat_ids():
+            try:
+                record, log = self._store.load(chat_id)
+                info = (record or {}).get("info") or log[0]["event"]["info"]
+                for line in log:
+                    if line["event"].get("type") in ("info", "reset"):
+                        info = line["event"]["info"]
+            except ChatUnreadable:
+                continue  # answered chat-unreadable when a client asks for it; left as it is
+            except Exception as exc:  # noqa: BLE001 - one bad chat must not keep the others from loading
+                daemon_log(f"bug: chat {chat_id} could not be read at start: {exc!r}")
+                continue
+            self._note(chat_id, info)
+            if info.get("activeTurnId") or info.get("running"):
+                # Settle what a stop left running, without waiting for a client (seed I10).
+                try:
+                    self._load(chat_id)
+                except Exception as exc:  # noqa: BLE001 - as above
+                    daemon_log(f"bug: chat {chat_id} could not be settled at start: {exc!r}")
+
+    # ---- the Chat API: sessions ----------------------------------------------------------------
+
+    def create_session(self, harness_id: str, root: str, command: tuple[str, ...], model: str | None,
+                       resume_id: str | None) -> dict:
+        harness = HARNESSES.get(harness_id)
+        if harness is None:
+            raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
+        if resume_id:
+            chat_id = self._resumable(harness, root, resume_id)
+            if chat_id is not None:
+                return self._reopen(chat_id)
+        chat_id = self._new_id()
+        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
+                         clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
+                         start_cli=True, resuming_on=self._resuming_on, **self._chat_options)
+        self._register(chat_id, ref)
+        return self._records[chat_id]
+
+    def _resumable(self, harness, root: str, resume_id: str) -> str | None:
+        """The chat that holds the CLI's conversation ``resume_id``, if one does and may resume."""
+        for chat_id in reversed(self._order):
+            info = self._infos[chat_id]
+            if info.get("agentSessionId") != resume_id or PROVIDERS.get(info.get("provider")) != harness.HARNESS_ID:
+                continue
+            if info.get("cwd") != root:
+                raise ChatError("bad-request", "that conversation belongs to another project; resume it from a "
+                                               "page of that project")
+            record = self._record(chat_id)
+            if record["status"] != "closed":
+                raise ChatError("conflict", f"that conversation is already open in session {record['id']}; "
+                                            "attach to it instead")
+            return chat_id
+        cwd = harness.find_conversation_cwd(resume_id, self._environment)
+        if cwd is None:
+            raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
+        if not _inside(os.path.realpath(cwd) if cwd else "", root):
+            raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
+                                           "of that project")
+        return None
+
+    def _reopen(self, chat_id: str) -> dict:
+        proxy = self._proxy(chat_id)
+        session_id = self._new_id()
+        for old, owner in list(self._sessions.items()):
+            if owner == chat_id:
+                del self._sessions[old]  # the resumed session replaces the closed one in the list
+        self._sessions[session_id] = chat_id
+        record = proxy.reopen(session_id).get(timeout=ASK)
+        self._records[chat_id] = record
+        return record
+
+    def sessions(self, root: str) -> list[dict]:
+        records = (self._record(chat_id) for chat_id in self._order)
+        return [record for record in records if record["projectRootPath"] == root]
+
+    def session(self, session_id: str):
+        """(proxy, record) of a session, or (None, None)."""
+        chat_id = self._sessions.get(session_id)
+        if chat_id is None:
+            return None, None
+        return self._proxy(chat_id), self._record(chat_id)
+
+    @guarded
+    def on_record(self, chat_id: str, record: dict) -> None:
+        if chat_id in self._refs:
+            self._records[chat_id] = record
+
+    def _record(self, chat_id: str) -> dict:
+        record = self._records.get(chat_id)
+        if record is not None:
+            return record
+        # Only on disk: a session of an earlier run of the daemon, closed (seed: still listed,
+        # and resumable).
+        info = self._infos[chat_id]
+        record = {"id": chat_id, "chatId": chat_id, "harness": PROVIDERS.get(info.get("provider"), info.get("provider")),
+                  "projectRootPath": info.get("cwd"), "status": "closed",
+                  "model": (info.get("selection") or {}).get("model")}
+        if info.get("agentSessionId"):
+            record["nativeSessionId"] = info["agentSessionId"]
+        return record
+
+    # ---- the chat core: chats ------------------------------------------------------------------
+
+    def create_chat(self, payload: dict) -> dict:
+        chat_id = payload["chatId"]
+        if chat_id in self._refs:
+            return self._infos[chat_id]  # create is idempotent per id
+        try:
+            stored_already = chat_id in self._infos or self._store.exists(chat_id)
+        except ValueError as exc:  # an id no file can be named after: nothing of it could be kept
+            raise ChatError("bad-request", str(exc)) from None
+        if stored_already:
+            self._load(chat_id)
+            return self._infos[chat_id]
+        provider = payload.get("provider") or "claude"
+        if provider not in PROVIDERS:
+            raise ChatError("bad-request", f"provider must be one of: {', '.join(PROVIDERS)}")
+        cwd = payload.get("cwd") or self._environment.get("HOME") or os.path.expanduser("~")
+        if not os.path.isabs(cwd) or not os.path.isdir(cwd):
+            raise ChatError("bad-request", f"cwd must be an existing absolute folder: {cwd}")
+        runtime_mode = payload.get("runtimeMode") or "full-access"
+        if runtime_mode not in RUNTIME_MODES:
+            raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+        harness = HARNESSES[PROVIDERS[provider]]
+        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=os.path.realpath(cwd), command=self._command(harness),
+                         model=(payload.get("selection") or {}).get("model"), runtime_mode=runtime_mode,
+                         store=self._store, clients=self._clients, registry=self.actor_ref,
+                         resume=payload.get("resume"), open_session=True, start_cli=False,
+                         resuming_on=self._resuming_on, **self._chat_options)
+        self._register(chat_id, ref)
+        return self._infos[chat_id]
+
+    def list_chats(self) -> list[dict]:
+        return [self._infos[chat_id] for chat_id in self._order]
+
+    def chat(self, chat_id: str):
+        """The proxy of a chat, loaded from disk first if it is only stored."""
+        if chat_id not in self._refs and chat_id not in self._infos:
+            raise ChatError("chat-not-found", f"No chat {chat_id}")
+        return self._proxy(chat_id)
+
+    @guarded
+    def on_info(self, chat_id: str, info: dict) -> None:
+        if chat_id in self._refs:
+            self._infos[chat_id] = info
+
+    def forget(self, chat_id: str) -> None:
+        ref = self._refs.pop(chat_id, None)
+        self._proxies.pop(chat_id, None)
+        self._infos.pop(chat_id, None)
+        self._records.pop(chat_id, None)
+        for session_id, owner in list(self._sessions.items()):
+            if owner == chat_id:
+                del self._sessions[session_id]
+        if chat_id in self._order:
+            self._order.remove(chat_id)
+        if ref is not None:
+            ref.stop(block=False)
+
+    def chats(self) -> list:
+        """Every loaded chat's proxy, oldest first (the daemon closes them all at shutdown)."""
+        return [self._proxies[chat_id] for chat_id in self._order if chat_id in self._proxies]
+
+    def on_stop(self) -> None:
+        for ref in self._refs.values():
+            ref.stop(block=False)
+
+    # ---- loading -------------------------------------------------------------------------------
+
+    def _proxy(self, chat_id: str):
+        if chat_id not in self._proxies:
+            self._load(chat_id)
+        return self._proxies[chat_id]
+
+    def _load(self, chat_id: str) -> None:
+        try:
+            record, log = self._store.load(chat_id)
+        except ChatUnreadable as exc:
+            raise ChatError("chat-unreadable", str(exc)) from None
+        info = (record or {}).get("info") or {}
+        if not info and log:
+            info = log[0]["event"]["info"]  # a chat rebuilt from a log that starts at its beginning
+        harness = HARNESSES.get(PROVIDERS.get(info.get("provider"), info.get("provider")))
+        if harness is None:
+            raise ChatError("chat-unreadable", f"chat {chat_id} names an unknown provider {info.get('provider')!r}")
+        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=info["cwd"], command=self._command(harness),
+                         model=(info.get("selection") or {}).get("model"),
+                         runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
+                         clients=self._clients, registry=self.actor_ref, stored=(record, log),
+                         open_session=False, start_cli=False, resuming_on=self._resuming_on, **self._chat_options)
+        self._register(chat_id, ref)
+
+    def _register(self, chat_id: str, ref) -> None:
+        self._refs[chat_id] = ref
+        proxy = self._proxies[chat_id] = ref.proxy()
+        if chat_id not in self._order:
+            self._order.append(chat_id)
+        if not any(owner == chat_id for owner in self._sessions.values()):
+            self._sessions[chat_id] = chat_id
+        self._note(chat_id, proxy.info().get(timeout=ASK))
+        self._records[chat_id] = proxy.record().get(timeout=ASK)
+
+    def _note(self, chat_id: str, info: dict) -> None:
+        self._infos[chat_id] = info
+        if chat_id not in self._order:
+            self._order.append(chat_id)
+            self._sessions.setdefault(chat_id, chat_id)
+
+    def _command(self, harness) -> tuple[str, ...]:
+        return tuple(self._commands().get(harness.HARNESS_ID) or harness.DEFAULT_COMMAND)
+
+    def _new_id(self) -> str:
+        while True:
+            chat_id = secrets.token_hex(8)
+            if chat_id not in self._infos and not self._store.exists(chat_id):
+                return chat_id
+
+
+def _inside(path: str, root: str) -> bool:
+    return bool(path) and (path == root or path.startswith(root.rstrip("/") + "/"))
