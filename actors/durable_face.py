@@ -51,6 +51,7 @@ class DurableFace:
         self._joiner = DeltaJoiner()
         self._flush_timer = None
         self._last_signature = None
+        self._fold_at = FOLD_LOG_BYTES  # the log's size past which it is folded into the record
         self.projector = None
         self.removed = False  # killed: nothing of this chat reaches the disk again
         self.frozen = False  # shutting down: the running turn stays running in the record
@@ -239,7 +240,7 @@ class DurableFace:
         self.seq += 1
         try:
             size = self._store.append(self.chat_id, self.seq, event)
-            if size > FOLD_LOG_BYTES:
+            if size > self._fold_at:
                 self.write_record()
         except OSError as exc:
             chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
@@ -271,7 +272,10 @@ class DurableFace:
         try:
             # fsync and rename on the hub's threadpool: file work never holds the hub.
             record = {**self.thread.snapshot(), "seq": self.seq, "resetSeq": self.reset_seq}
-            gevent.get_hub().threadpool.apply(self._store.write_record, (self.chat_id, record))
+            size = gevent.get_hub().threadpool.apply(self._store.write_record, (self.chat_id, record))
+            # The log folds again once it is as large as the record it would be folded into:
+            # a long chat is not rewritten whole for every FOLD_LOG_BYTES it grows.
+            self._fold_at = max(FOLD_LOG_BYTES, size)
         except OSError as exc:
             chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
 

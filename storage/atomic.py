@@ -6,7 +6,8 @@ import os
 import tempfile
 
 
-def write_json_atomically(path: str, value) -> None:
+def write_json_atomically(path: str, value) -> int:
+    """Writes ``value`` as JSON; returns the bytes written."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     data = json.dumps(value, separators=(",", ":")).encode()
@@ -28,3 +29,4 @@ def write_json_atomically(path: str, value) -> None:
         os.fsync(dir_fd)  # the rename itself survives a crash
     finally:
         os.close(dir_fd)
+    return len(data)

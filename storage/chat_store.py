@@ -75,14 +75,15 @@ class ChatStore:
             raise ChatUnreadable(f"chat {chat_id} has a log but no record to read it against")
         return record, log
 
-    def write_record(self, chat_id: str, record: dict) -> None:
-        """Writes the snapshot and folds the log lines it covers."""
+    def write_record(self, chat_id: str, record: dict) -> int:
+        """Writes the snapshot and folds the log lines it covers; returns the record's size."""
         record_path, log_path = self._paths(chat_id)
-        write_json_atomically(record_path, record)
+        size = write_json_atomically(record_path, record)
         try:
             os.unlink(log_path)  # every line is in the record now
         except FileNotFoundError:
             pass
+        return size
 
     def append(self, chat_id: str, seq: int, event: dict) -> int:
         """Appends one event line; returns the log's size (the caller folds past FOLD_LOG_BYTES)."""

@@ -100,9 +100,21 @@ def _snapshot_pieces(record, pending, reader):
     yield b"]}"
 
 
+_last_encoded: list = [None, None]  # (message, frames): every socket of a chat is told the same object
+
+
 def encode(message) -> list[bytes]:
     """The Chat API's frames for what a conversation tells a socket (actors/messages.py).
-    A native event's payload is the CLI's own line, spliced in as it is: never re-encoded."""
+    A native event's payload is the CLI's own line, spliced in as it is: never re-encoded.
+    A chat tells all its sockets the same message in a row, so it is encoded once for them."""
+    if _last_encoded[0] is message:
+        return _last_encoded[1]
+    frames = _encode(message)
+    _last_encoded[:] = [message, frames]
+    return frames
+
+
+def _encode(message) -> list[bytes]:
     if isinstance(message, NativeEvents):
         return [b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
                 for sequence, raw in enumerate(message.raws, message.first)]
