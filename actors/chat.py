@@ -174,6 +174,15 @@ class Chat(pykka.ThreadingActor):
         """A closed session resumed through the Chat API: a new session id, the same chat (its
         items, its history), the CLI resumed on its own saved conversation."""
         self.native.session_id = session_id
+        self._open_session()
+        if not self.link.running:
+            self._start_process()
+        self._publish_state()
+        return self.record()
+
+    def _open_session(self) -> None:
+        if self._open:
+            return
         self._open = True
         self._error = None
         if self.link.running:
@@ -181,9 +190,6 @@ class Chat(pykka.ThreadingActor):
             # it end on its own generation (its exit no longer counts).
             self._after_close()
             self.link.retire()
-        self._start_process()
-        self._publish_state()
-        return self.record()
 
     # ---- the chat core (a chat) ----------------------------------------------------------------
 
@@ -211,6 +217,7 @@ class Chat(pykka.ThreadingActor):
         return info
 
     def core_send(self, text: str, delivery: str | None = None) -> dict:
+        self._open_session()  # a message from the core opens a closed session again
         durable, info = self.durable, self.durable.info
         busy = durable.thread.busy()
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
@@ -300,6 +307,7 @@ class Chat(pykka.ThreadingActor):
         if self._harness.HARNESS_ID != "claude-code":
             raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot fold its context from here")
         # Claude Code folds by prompt: /compact runs as a turn of its own.
+        self._open_session()
         self.durable.emit(self.durable.thread.open_turn(host_id("turn")))
         self._send_to_cli("/compact")
         return {}
@@ -335,7 +343,7 @@ class Chat(pykka.ThreadingActor):
     def _core_write(self, command: Send) -> None:
         # The same path as a page's send (one process, acknowledgements, history); the core's
         # own queue is what matters, so the result only feeds the steer bookkeeping.
-        self._open = True  # a message from the core opens the session again, if it was closed
+        self._open_session()
         if not self.link.running:
             self._start_process()
         self.link.send(CORE, command, "")

@@ -18,6 +18,7 @@ import pytest
 from actors.errors import ChatError
 from actors.core.thread import NOT_RESUMED, Thread
 from actors.registry import CoreClients, Registry
+from tests.actors.shutdown import shut_down
 from web.core import encode
 from storage.chat_store import ChatStore, encode_id, read_log
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
@@ -119,17 +120,6 @@ class Host:
 
     def __getattr__(self, name):
         return getattr(self.ref.proxy(), name)
-
-
-def shut_down(host) -> None:
-    """What the daemon does at a stop: freeze every chat, close it, and wait until its CLI is gone."""
-    for chat in host.chats().get(timeout=ASK):
-        try:
-            chat.freeze().get(timeout=ASK)
-            chat.close(1001).get(timeout=ASK)
-            assert chat.cli_gone().get(timeout=ASK).wait(timeout=ASK), "a CLI outlived its chat"
-        except pykka.ActorDeadError:
-            continue
 
 
 def create(host, chat_id: str, cwd: str, **fields) -> dict:

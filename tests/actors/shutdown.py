@@ -1,0 +1,15 @@
+"""What the daemon does with every chat at a stop, for actor tests (web/daemon.close_every_session)."""
+from __future__ import annotations
+
+import pykka
+
+
+def shut_down(registry, timeout: float = 30) -> None:
+    """Freezes every chat, closes it, and waits until its CLI is gone."""
+    for chat in registry.chats().get(timeout=timeout):
+        try:
+            chat.freeze().get(timeout=timeout)
+            chat.close(1001).get(timeout=timeout)
+            assert chat.cli_gone().get(timeout=timeout).wait(timeout=timeout), "a CLI outlived its chat"
+        except pykka.ActorDeadError:
+            continue

@@ -1,0 +1,244 @@
+"""The chat runtime in-process and fast: the Registry and its Chat actors on tests/fake_claude.py.
+
+The fake CLI replays frames the real Claude Code was recorded writing, keyed on what it reads,
+so the runtime's own logic runs in milliseconds without npm: one origin's sends in order, each
+after the previous acknowledgement; results to the sending socket only; an acknowledgement
+that never comes; a CLI that dies mid-turn; a retired CLI's generation ignored; a steer the CLI
+never confirms; a frozen turn settled by the next registry; an answer given on one surface
+settled on the other. The real CLIs stay the acceptance layer (tests/integration/).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from pathlib import Path
+
+import gevent
+import pytest
+
+from actors.messages import Send
+from actors.registry import CoreClients, Registry
+from tests.actors.shutdown import shut_down
+from web import chat_socket, core
+
+FAKE = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_claude.py"))
+ASK = 10
+
+
+class Sink:
+    """A socket's stand-in: what it is told, encoded as its real sink would, decoded, in order."""
+
+    def __init__(self, encode):
+        self._encode = encode
+        self.frames: list[dict] = []
+        self.closed_with = None
+
+    def push(self, message) -> None:
+        self.frames += [json.loads(frame) for frame in self._encode(message)]
+
+    def close(self, code, reason=""):
+        self.closed_with = code
+
+    def wait_for(self, predicate, what: str, timeout: float = 5) -> dict:
+        with gevent.Timeout(timeout, AssertionError(f"no {what} in {self.frames[-8:]}")):
+            while True:
+                for frame in self.frames:
+                    if predicate(frame):
+                        return frame
+                gevent.sleep(0.005)
+
+    def results(self) -> list[dict]:
+        return [f for f in self.frames if f["type"] == "command_result"]
+
+
+def page_sink() -> Sink:
+    return Sink(chat_socket.encode)
+
+
+def core_sink() -> Sink:
+    return Sink(core.encode)
+
+
+@pytest.fixture
+def runtime(tmp_path):
+    """Starts registries over one data folder; ends every chat (and CLI) after the test."""
+    started = []
+
+    def start(**options):
+        clients = CoreClients()
+        ref = Registry.start(str(tmp_path / "chats"), clients, commands=lambda: {"claude-code": FAKE},
+                             chat_options={"ack_timeout": 0.5}, **options)
+        started.append(ref)
+        return ref.proxy()
+
+    yield start
+    for ref in started:
+        if ref.is_alive():
+            stop(ref.proxy())
+
+
+def stop(registry) -> None:
+    shut_down(registry, ASK)
+    registry.actor_ref.stop(timeout=ASK)
+
+
+def session(registry, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir(exist_ok=True)
+    record = registry.create_session("claude-code", str(folder), FAKE, None, None).get(timeout=ASK)
+    chat, _ = registry.session(record["id"]).get(timeout=ASK)
+    return record, chat
+
+
+def attach(chat) -> tuple[int, Sink]:
+    sink = page_sink()
+    subscriber = chat.attach(sink).get(timeout=ASK)[0]
+    return subscriber, sink
+
+
+def send(chat, subscriber: int, text: str) -> str:
+    command_id = str(uuid.uuid4())
+    chat.send(subscriber, Send(command_id, text, None), "").get(timeout=ASK)
+    return command_id
+
+
+def items(chat, kind: str) -> list[dict]:
+    return [item for item in chat.history(None, 100).get(timeout=ASK)["items"] if item["kind"] == kind]
+
+
+def result_event(sink: Sink, text: str) -> dict:
+    return sink.wait_for(lambda f: f["type"] == "event" and f["payload"].get("type") == "result"
+                         and f["payload"].get("result") == text, f"the result {text!r}")
+
+
+def test_one_sockets_sends_go_out_in_order_each_after_the_previous_acknowledgement(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path)
+    subscriber, sink = attach(chat)
+    first, second = send(chat, subscriber, "one"), send(chat, subscriber, "two")
+    result_event(sink, "echo: two")
+    assert [r["commandId"] for r in sink.results()] == [first, second]
+    assert all(r["delivery"] in ("queued", "started") for r in sink.results())
+    assert [i["text"] for i in items(chat, "user")] == ["one", "two"]
+    assert [i["text"] for i in items(chat, "assistant")] == ["echo: one", "echo: two"]
+
+
+def test_a_result_goes_to_the_socket_that_sent_and_events_to_every_socket(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path)
+    sender, sent_from = attach(chat)
+    _, other = attach(chat)
+    command_id = send(chat, sender, "hello")
+    result_event(other, "echo: hello")
+    sent_from.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id, "the result")
+    assert other.results() == []
+    events = [f["sequence"] for f in other.frames if f["type"] == "event"]
+    assert events == [f["sequence"] for f in sent_from.frames if f["type"] == "event"] == list(range(1, len(events) + 1))
+
+
+def test_an_acknowledgement_that_never_comes_reads_unconfirmed(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path)
+    subscriber, sink = attach(chat)
+    command_id = send(chat, subscriber, "silent please")
+    result = sink.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id, "the result")
+    assert result["delivery"] == "unconfirmed"
+    # The next send is not held behind it.
+    send(chat, subscriber, "after")
+    result_event(sink, "echo: after")
+
+
+def test_a_cli_that_dies_mid_turn_ends_the_turn_with_an_error_and_the_next_message_starts_another(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path)
+    subscriber, sink = attach(chat)
+    send(chat, subscriber, "die now")
+    state = sink.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "error", "the error state")
+    assert "exited with code 1" in state["session"]["error"] and "asked to die" in state["session"]["error"]
+    send(chat, subscriber, "again")
+    result_event(sink, "echo: again")
+    turns = items(chat, "turn")
+    assert [t["state"] for t in turns] == ["error", "done"]
+    assert any("asked to die" in (n.get("text") or "") for n in items(chat, "note"))
+
+
+def test_a_cleared_chat_ignores_what_its_retired_cli_still_writes(runtime, tmp_path):
+    registry = runtime()
+    registry.create_chat({"chatId": "c1", "cwd": str(tmp_path)}).get(timeout=ASK)
+    chat = registry.chat("c1").get(timeout=ASK)
+    watcher = core_sink()
+    chat.core_attach(watcher).get(timeout=ASK)
+    chat.core_send("hang on").get(timeout=ASK)
+    watcher.wait_for(lambda f: f["payload"].get("event", {}).get("type") == "info"
+                     and f["payload"]["event"]["info"]["running"], "a running process")
+    chat.clear(True).get(timeout=ASK)
+    info = chat.info().get(timeout=ASK)
+    assert (info["running"], info["activeTurnId"], info["status"]) == (False, None, "idle")
+    assert items(chat, "turn") == []
+    sent = chat.core_send("fresh start").get(timeout=ASK)
+    watcher.wait_for(lambda f: f["payload"].get("event", {}).get("item", {}).get("id") == sent["turnId"]
+                     and f["payload"]["event"]["item"]["state"] == "done", "the new turn done")
+    assert [i["text"] for i in items(chat, "assistant")] == ["echo: fresh start"]
+
+
+def test_a_steer_the_cli_never_confirms_stays_queued_unmarked_and_pauses_the_queue(runtime, tmp_path):
+    registry = runtime()
+    registry.create_chat({"chatId": "c1", "cwd": str(tmp_path)}).get(timeout=ASK)
+    chat = registry.chat("c1").get(timeout=ASK)
+    chat.core_send("hang on").get(timeout=ASK)
+    steered = chat.core_send("silent steer", "steer").get(timeout=ASK)
+    assert steered["queued"] is True
+    assert [m.get("steering") for m in chat.info().get(timeout=ASK)["queue"]] == [True]
+    with gevent.Timeout(5):
+        while chat.info().get(timeout=ASK)["queue"][0].get("steering"):
+            gevent.sleep(0.02)
+    info = chat.info().get(timeout=ASK)
+    assert [m["text"] for m in info["queue"]] == ["silent steer"] and info["queuePaused"] is True
+
+
+def test_a_turn_running_at_a_stop_is_settled_by_the_next_registry_with_a_note(runtime, tmp_path):
+    first = runtime()
+    first.create_chat({"chatId": "c1", "cwd": str(tmp_path)}).get(timeout=ASK)
+    chat = first.chat("c1").get(timeout=ASK)
+    sent = chat.core_send("hang on").get(timeout=ASK)
+    stop(first)
+    again = runtime()
+    [info] = again.list_chats().get(timeout=ASK)  # loaded at start: nobody asked for it
+    assert (info["activeTurnId"], info["queuePaused"], info["running"]) == (None, True, False)
+    chat = again.chat("c1").get(timeout=ASK)
+    [turn] = items(chat, "turn")
+    assert (turn["id"], turn["state"]) == (sent["turnId"], "aborted")
+    assert any("could not be resumed" in n["text"] for n in items(chat, "note"))
+
+
+def test_a_page_session_is_a_chat_whose_approval_the_core_answers(runtime, tmp_path):
+    registry = runtime()
+    record, chat = session(registry, tmp_path)
+    subscriber, page = attach(chat)
+    send(chat, subscriber, "approve the tool")
+    state = page.wait_for(lambda f: f["type"] == "state" and f["pendingRequestIds"], "the approval")
+    request_id = state["pendingRequestIds"][0]
+    assert [c["chatId"] for c in registry.list_chats().get(timeout=ASK)] == [record["chatId"]]
+    chat.approve(request_id, "allow").get(timeout=ASK)
+    result_event(page, "done")
+    page.wait_for(lambda f: f["type"] == "state" and not f["pendingRequestIds"]
+                  and f["session"]["status"] == "idle", "idle with nothing pending")
+    [approval] = items(chat, "approval")
+    assert approval["decision"] == "allow"
+    chat.respond(subscriber, request_id, {"behavior": "allow"}).get(timeout=ASK)
+    assert "is not pending" in page.wait_for(lambda f: f["type"] == "error", "the refusal")["message"]
+
+
+def test_a_closed_session_refuses_a_send_and_a_core_message_opens_it_again(runtime, tmp_path):
+    registry = runtime()
+    record, chat = session(registry, tmp_path)
+    subscriber, page = attach(chat)
+    assert chat.close(1000).get(timeout=ASK)["status"] == "closed" and page.closed_with == 1000
+    subscriber, page = attach(chat)
+    command_id = send(chat, subscriber, "hello?")
+    refused = page.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id, "a refusal")
+    assert "closed" in refused["error"]
+    chat.core_send("from the app").get(timeout=ASK)
+    result_event(page, "echo: from the app")
+    assert chat.record().get(timeout=ASK)["status"] == "idle"
