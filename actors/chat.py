@@ -222,7 +222,7 @@ class Chat(pykka.ThreadingActor):
         busy = durable.thread.busy()
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
             # Offered to the running turn through the CLI's own input; it waits in the queue
-            # (marked) until the CLI shows it took it up, and stays there if it does not (C9).
+            # (marked) until the CLI shows it took it up, and stays there if it does not.
             message = q.enqueue(info, text)
             message["steering"] = True
             command_id = str(uuid.uuid4())
@@ -234,7 +234,7 @@ class Chat(pykka.ThreadingActor):
             message = q.enqueue(info, text)
             durable.emit(durable.thread.refresh_info())
             if info["queuePaused"] and not busy:
-                self._drain(explicit=True)  # an explicit send resumes the queue, in order (C6)
+                self._drain(explicit=True)  # an explicit send resumes the queue, in order
             elif info["queuePaused"] and self._stop_requested:
                 self._advance_after_stop = message["id"]  # a send during a stop goes once it lands
             return {"queued": True, "turnId": message["turnId"]}
@@ -366,7 +366,7 @@ class Chat(pykka.ThreadingActor):
             self.link.write(frames)
         else:
             # No process holds the turn yet (still starting, or its turn never got an id): the
-            # process is ended so nothing of the turn goes on, and the turn ends here (G1).
+            # process is ended so nothing of the turn goes on, and the turn ends here.
             self._retire_cli()
             self._finish_turn("aborted")
 

@@ -169,7 +169,7 @@ class DurableFace:
     def finish_turn(self, state: str, process_gone: bool = False) -> None:
         self.emit(self.thread.end_turn(state, process_gone=process_gone))
         if state in ("aborted", "error"):
-            self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (C5)
+            self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue
 
     def next_to_drain(self, explicit: bool) -> dict | None:
         message = q.next_to_drain(self.info, self.thread.busy(), explicit)
@@ -180,7 +180,7 @@ class DurableFace:
         return message
 
     def settle_after_restart(self, resuming_on: bool) -> tuple[str, int] | None:
-        """Loaded from disk: nothing of before streams, runs or waits (I4). Returns (turn id,
+        """Loaded from disk: nothing of before streams, runs or waits. Returns (turn id,
         attempt) when the running turn is to be resumed; else it was aborted with a note."""
         self.emit(self.thread.settle_after_restart())
         turn = self.thread.active_turn()

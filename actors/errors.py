@@ -1,6 +1,6 @@
 """The one refusal type of the chat runtime: a code and a message that says what to change.
 
-The codes are the chat core's (seed "Chats and turns", B48) plus two of the Chat API's; each
+The codes are the chat core's plus two of the Chat API's; each
 surface renders them its own way at the web edge: the core answers the code itself, the Chat
 API an HTTP status (web/app.py, ``HTTP_STATUS``).
 """

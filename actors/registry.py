@@ -83,7 +83,7 @@ class Registry(pykka.ThreadingActor):
                 continue
             self._note(chat_id, info)
             if info.get("activeTurnId") or info.get("running"):
-                # Settle what a stop left running, without waiting for a client (seed I10).
+                # Settle what a stop left running, without waiting for a client.
                 try:
                     self._load(chat_id)
                 except Exception as exc:  # noqa: BLE001 - as above

@@ -1,7 +1,7 @@
 """A conversation's status: one derivation from the facts, rendered in both vocabularies.
 
-The Chat API says ``starting / idle / running / requires_action / error / closed`` (a session,
-seed L6); the chat core says ``running / needs-you / idle / error`` (a chat, seed B41). Both
+The Chat API says ``starting / idle / running / requires_action / error / closed`` (a session);
+the chat core says ``running / needs-you / idle / error`` (a chat). Both
 come from the same situation, in the order a person most needs to see first: a closed session
 is closed whatever else holds; then someone is waited on; then work runs; then the last turn
 failed; then the CLI is starting; else nothing goes on.
@@ -42,11 +42,11 @@ def session_status(*, closed: bool, starting: bool, turn_active: bool, pending_r
 
 
 def chat_status(*, pending: bool, busy: bool, failed: bool) -> str:
-    """The chat core's status of a chat (seed B41)."""
+    """The chat core's status of a chat."""
     return _CHAT[situation(waiting=pending, working=busy, failed=failed)]
 
 
 def status_signature(info: dict) -> tuple:
-    """What decides whether a chat.status goes out: only a change of this (seed B40)."""
+    """What decides whether a chat.status goes out: only a change of this."""
     return (info.get("status"), repr(info.get("limit")), info.get("resumeAt"), info.get("resumeAtReset"),
             info.get("delegating"), tuple(r["requestId"] for r in info.get("requests") or []))

@@ -71,7 +71,7 @@ class ChatStore:
             if problem:
                 raise ChatUnreadable(f"the log of chat {chat_id} holds an event that is not one: {problem}")
         if record is None and log and (log[0]["seq"] != 1 or log[0]["event"].get("type") not in ("info", "reset")):
-            # A log without its record can only rebuild a chat from its very start (K4).
+            # A log without its record can only rebuild a chat from its very start.
             raise ChatUnreadable(f"chat {chat_id} has a log but no record to read it against")
         return record, log
 

@@ -1,4 +1,4 @@
-"""The chat core's protocol (seed "Chats and turns"): requests over a WebSocket or one per POST.
+"""The chat core's protocol: requests over a WebSocket or one per POST.
 
 Envelope: a request ``{id, type, payload}`` is answered ``{id, ok: true, result}`` or
 ``{id, ok: false, error: {code, message}}``; events are ``{type: "event", event, payload}``.

@@ -1,1 +1,1 @@
-"""The chat core (seed "Chats and turns"): thread, queue, requests, persistence rules. Plain logic."""
+"""The chat core: thread, queue, requests, persistence rules. Plain logic."""

@@ -1,4 +1,4 @@
-"""Joining text deltas before they go out (spec B43): a client gets fewer, larger events.
+"""Joining text deltas before they go out: a client gets fewer, larger events.
 
 Deltas to the same item within one tick are joined; a delta to another item, or any other
 event, lets the held one out first. The thread itself is appended at once; only the events

@@ -1,4 +1,4 @@
-"""Paging a thread's items for a client (spec B46): newest first, cursors that expire on a reset."""
+"""Paging a thread's items for a client: newest first, cursors that expire on a reset."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Native frames of either CLI, turned into thread changes (spec section 2's item model).
+"""Native frames of either CLI, turned into thread changes.
 
 A projector is per CLI process: its items get ids ``<generation>:<ref>`` so a restarted CLI
 never overwrites what an earlier one wrote. It answers a list of operations:

@@ -1,4 +1,4 @@
-"""The queue rules of a core chat (spec C), as plain functions over the chat's info."""
+"""The queue rules of a core chat, as plain functions over the chat's info."""
 from __future__ import annotations
 
 from actors.core.thread import host_id, now_ms
@@ -11,7 +11,7 @@ MAX_ATTEMPTS = 2  # a turn is worked on by at most two processes
 
 
 def must_queue(info: dict, busy: bool) -> bool:
-    """A send waits when a turn runs or anything waits already (C2)."""
+    """A send waits when a turn runs or anything waits already."""
     return busy or bool(info["queue"])
 
 
@@ -33,14 +33,14 @@ def to_front(info: dict, message_id: str, chat_id: str) -> None:
 
 
 def next_to_drain(info: dict, busy: bool, explicit: bool = False) -> dict | None:
-    """The head of the queue when it may go out now (C4): not busy, and not paused unless explicit."""
+    """The head of the queue when it may go out now: not busy, and not paused unless explicit."""
     if busy or not info["queue"] or (info["queuePaused"] and not explicit):
         return None
     return info["queue"].pop(0)
 
 
 def resume_decision(turn: dict, agent_session: str | None, resuming_on: bool) -> tuple[bool, str | None, int]:
-    """(resume?, reason it is not resumed, attempt) for a turn found running on load (spec I3)."""
+    """(resume?, reason it is not resumed, attempt) for a turn found running on load."""
     attempt = (turn.get("attempt") or 1) + (0 if turn.get("resumePending") else 1)
     if not resuming_on:
         return False, "this machine does not resume turns", attempt

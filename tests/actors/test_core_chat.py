@@ -12,7 +12,6 @@ import json
 import os
 
 import gevent
-import pykka
 import pytest
 
 from actors.errors import ChatError

@@ -1,4 +1,4 @@
-"""storage.chat_store: a core chat on disk, a record plus an append-only log (spec K)."""
+"""storage.chat_store: a core chat on disk, a record plus an append-only log."""
 import json
 import os
 import stat

@@ -1,4 +1,4 @@
-"""actors.core.deltas: deltas to one item within a tick go out as one event (spec B43)."""
+"""actors.core.deltas: deltas to one item within a tick go out as one event."""
 from actors.core.deltas import DeltaJoiner
 
 

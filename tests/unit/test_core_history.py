@@ -1,4 +1,4 @@
-"""actors.core.history: a thread's items a page at a time, newest first (spec B46)."""
+"""actors.core.history: a thread's items a page at a time, newest first."""
 import json
 
 import pytest

@@ -1,4 +1,4 @@
-"""actors.core.projector: both CLIs' native frames turned into thread items (spec section 2, D1, D2).
+"""actors.core.projector: both CLIs' native frames turned into thread items.
 
 Every test replays REAL recorded frames: tests/fixtures/claude-frames/ (Claude Code 2.1.328,
 ``cli->host`` lines; ask_question and thinking were made by tests/fixtures/record_claude_frames.py)

@@ -1,4 +1,4 @@
-"""actors.core.queue: the queue rules of a core chat (spec C) and the resume decision (spec I3)."""
+"""actors.core.queue: the queue rules of a core chat and the resume decision."""
 import re
 
 import pytest
@@ -110,7 +110,7 @@ def test_drain_of_an_empty_queue_is_nothing():
     assert q.next_to_drain(info(), busy=False, explicit=True) is None
 
 
-# ---- resume_decision (spec I3) --------------------------------------------------------------------
+# ---- resume_decision --------------------------------------------------------------------
 
 def test_max_attempts_is_two_processes_per_turn():
     assert MAX_ATTEMPTS == 2

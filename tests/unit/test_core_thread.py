@@ -1,4 +1,4 @@
-"""actors.core.thread: a core chat's items and info, and the events that change them (spec section 2)."""
+"""actors.core.thread: a core chat's items and info, and the events that change them."""
 import copy
 import json
 

@@ -1,5 +1,5 @@
-"""actors.status: one derivation, two vocabularies: a chat's status (seed B41) and a session's (L6),
-and the chat core's broadcast signature (B40)."""
+"""actors.status: one derivation, two vocabularies: a chat's status and a session's,
+and the chat core's broadcast signature."""
 import pytest
 
 import itertools
