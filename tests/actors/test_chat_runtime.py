@@ -1,6 +1,7 @@
-"""The chat runtime in-process and fast: the Registry and its Chat actors on tests/fake_claude.py.
+"""The chat runtime in-process and fast: the Registry and its Chat actors on tests/fake_claude.py
+and tests/fake_codex.py.
 
-The fake CLI replays frames the real Claude Code was recorded writing, keyed on what it reads,
+The fake CLIs replay frames the real CLIs were recorded writing, keyed on what they read,
 so the runtime's own logic runs in milliseconds without npm: one origin's sends in order, each
 after the previous acknowledgement; results to the sending socket only; an acknowledgement
 that never comes; a CLI that dies mid-turn; a retired CLI's generation ignored; a steer the CLI
@@ -23,6 +24,7 @@ from tests.actors.shutdown import shut_down
 from web import chat_socket, core
 
 FAKE = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_claude.py"))
+FAKE_CODEX = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_codex.py"))
 ASK = 10
 
 
@@ -67,7 +69,7 @@ def runtime(tmp_path):
 
     def start(**options):
         clients = CoreClients()
-        ref = Registry.start(str(tmp_path / "chats"), clients, commands=lambda: {"claude-code": FAKE},
+        ref = Registry.start(str(tmp_path / "chats"), clients, commands=lambda: {"claude-code": FAKE, "codex": FAKE_CODEX},
                              chat_options={"ack_timeout": 0.5}, **options)
         started.append(ref)
         return ref.proxy()
@@ -83,10 +85,11 @@ def stop(registry) -> None:
     registry.actor_ref.stop(timeout=ASK)
 
 
-def session(registry, tmp_path):
+def session(registry, tmp_path, harness: str = "claude-code"):
     folder = tmp_path / "project"
     folder.mkdir(exist_ok=True)
-    record = registry.create_session("claude-code", str(folder), FAKE, None, None).get(timeout=ASK)
+    command = FAKE if harness == "claude-code" else FAKE_CODEX
+    record = registry.create_session(harness, str(folder), command, None, None).get(timeout=ASK)
     chat, _ = registry.session(record["id"]).get(timeout=ASK)
     return record, chat
 
@@ -242,3 +245,39 @@ def test_a_closed_session_refuses_a_send_and_a_core_message_opens_it_again(runti
     chat.core_send("from the app").get(timeout=ASK)
     result_event(page, "echo: from the app")
     assert chat.record().get(timeout=ASK)["status"] == "idle"
+
+
+def codex_turn_done(page: Sink, nth: int = 1) -> None:
+    page.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "idle"
+                  and len([e for e in page.frames if e["type"] == "event"
+                           and e["payload"].get("method") == "turn/completed"]) >= nth, "the turn completed")
+
+
+def test_a_codex_session_acknowledges_with_the_turns_start_and_builds_the_thread(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path, "codex")
+    subscriber, page = attach(chat)
+    command_id = send(chat, subscriber, "hello codex")
+    codex_turn_done(page)
+    [result] = page.results()
+    assert (result["commandId"], result["delivery"]) == (command_id, "queued")  # Codex's answer to turn/start
+    assert [i["text"] for i in items(chat, "user")] == ["hello codex"]
+    assert [i["text"] for i in items(chat, "assistant")] == ["echo: hello codex"]
+    assert [t["state"] for t in items(chat, "turn")] == ["done"]
+
+
+def test_a_codex_approval_answered_in_the_page_is_settled_in_the_thread(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path, "codex")
+    subscriber, page = attach(chat)
+    send(chat, subscriber, "approve the command")
+    state = page.wait_for(lambda f: f["type"] == "state" and f["pendingRequestIds"], "the approval")
+    native = state["pendingRequestIds"][0]
+    chat.respond(subscriber, native, {"decision": "accept"}).get(timeout=ASK)
+    codex_turn_done(page)
+    [approval] = items(chat, "approval")
+    assert approval["decision"] == "allow"
+    assert [i["text"] for i in items(chat, "assistant")] == ["finished"]
+    with pytest.raises(Exception) as refused:
+        chat.approve(approval["requestId"], "deny").get(timeout=ASK)
+    assert getattr(refused.value, "code", None) == "request-not-found"
