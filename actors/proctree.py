@@ -24,6 +24,9 @@ created between the last listing and the kill.
 
 Linux only. Everything here may run in a gevent greenlet: waits use gevent.sleep, and
 the /proc scans yield to the hub every few hundred entries.
+
+It is over 400 lines because the rule "every process we start, we end" is one piece: the
+listing, the matching, the freezing and the signalling only prove it together.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Claude Code: its live registry, its transcripts, their records as events, its state.
 
-Measured on 2.1.328 (see the agent-scanner notes):
+Measured on 2.1.328 (tests/fixtures/transcripts/claude-code/ has samples):
 - ``<config>/sessions/<pid>.json`` (config = ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``) exists
   while the process runs, also in ``-p`` stream-json mode: ``sessionId``, ``cwd``,
   ``procStart`` (= field 22 of /proc/PID/stat; a mismatch means a stale file of a reused pid),

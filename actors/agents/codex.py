@@ -1,6 +1,6 @@
 """Codex: which rollout a process runs, the rollout's records as events, its state.
 
-Measured on 0.169.0 (see the agent-scanner notes):
+Measured on 0.169.0 (tests/fixtures/transcripts/codex/ has samples):
 - A thread's rollout is ``<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``;
   its first line is ``session_meta`` (``id``, ``cwd``; ``parent_thread_id`` for a subagent's
   thread). The process that runs the thread holds the rollout **open**: ``codex exec``'s
@@ -9,6 +9,9 @@ Measured on 0.169.0 (see the agent-scanner notes):
 - Names live in ``<CODEX_HOME>/session_index.jsonl`` (``{id, thread_name}`` per rename).
 - Both record generations are read: 0.169 writes ``item_completed`` (UserMessage,
   AgentMessage) where older versions wrote ``event_msg/user_message`` / ``agent_message``.
+
+A little over 400 lines: the three kinds of process and both record generations are one
+harness's reading, kept together.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """OpenCode: its SQLite store, the session a process runs, its event rows as events, its state.
 
-Observed on 1.18.33 (see the agent-scanner notes):
+Observed on 1.18.33 (tests/fixtures/transcripts/opencode/ has samples):
 - One database, ``$OPENCODE_DB_PATH`` / ``$OPENCODE_DB`` / ``$XDG_DATA_HOME/opencode/opencode.db``
   (default ``~/.local/share/opencode/opencode.db``), WAL mode. Tables ``session`` (``directory``,
   ``parent_id`` for child sessions, ``title``, ``time_created``/``time_updated``/``time_archived``),

@@ -1,6 +1,6 @@
 """pi (``@mariozechner/pi-coding-agent``): its session files, their entries as events, its state.
 
-From its source and observed on 0.73.1 (see the agent-scanner notes):
+From its source and observed on 0.73.1 (tests/fixtures/transcripts/pi/ has samples):
 - Sessions live in ``$PI_CODING_AGENT_SESSION_DIR`` or ``<agent dir>/sessions`` (agent dir =
   ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``), one folder per working directory named
   ``--<cwd without its leading slash, / \\ : as ->--``; a file per session whose first line is

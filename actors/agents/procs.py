@@ -1,6 +1,6 @@
 """One pass over /proc: which processes are coding agents, and which of them are top-level.
 
-How each harness looks (measured, see the project's agent-scanner notes):
+How each harness looks (measured; samples in tests/fixtures/transcripts/):
 
 | harness | comm | or a script run by node/bun whose argv[1] is |
 |---|---|---|

@@ -1,7 +1,7 @@
 """Claude Code's stream-json protocol: command lines, frames devhost writes, frames it reads.
 
 Plain logic, no I/O beyond locating a saved conversation. Measured behaviour of the real CLI
-(2.1.328) is in the project's reference notes; the parts this module relies on:
+(2.1.328), recorded in tests/fixtures/claude-frames/; the parts this module relies on:
 - a user message with a ``uuid`` gets ``command_lifecycle`` frames (queued on receipt,
   started at pickup, then completed/cancelled) and, with ``--replay-user-messages``, an echo
   at pickup carrying the same uuid;

@@ -1,7 +1,7 @@
 """Codex's app-server protocol (JSON-RPC over stdio): command lines, requests, frames it reads.
 
-Plain logic. Measured behaviour of codex-cli 0.169.0 this module relies on (the project's
-reference notes have the recordings):
+Plain logic. Measured behaviour of codex-cli 0.169.0 this module relies on (recorded in
+tests/fixtures/codex-frames/):
 - every request carries ``params``; replies come by id; the server's own requests
   (approvals) use an id space of their own, answered with ``{"id", "result"}``;
 - one thread per session: ``thread/start`` (or ``thread/resume`` of a saved one), then a
