@@ -5,7 +5,7 @@
   ``opencode``, ``claude``, ``codex``), so /proc shows exactly the comm a real one has.
 - ``ClaudeRun`` is the real ``claude`` CLI in stream-json mode against the tests' mock model.
 - The writers put sessions where each harness keeps them, in the formats of the trimmed real
-  transcripts in tests/fixtures/transcripts/
+  transcripts in tests/fixtures/transcripts/.
 """
 from __future__ import annotations
 
