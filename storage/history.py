@@ -25,6 +25,7 @@ class EventHistory:
         # An injected fd lets tests hand in a file that really fails (e.g. /dev/full).
         self._fd = fd if fd is not None else _private_unlinked_file(directory)
         self._offsets = array("Q")
+        self._packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes one per call
         self._end = 0
         self._closed = False
 
@@ -49,7 +50,7 @@ class EventHistory:
         starts = []
         for sequence, raw_json in enumerate(raws, first):
             starts.append(self._end + len(packed))
-            packed += msgpack.packb((sequence, raw_json), use_bin_type=True)
+            packed += self._packer.pack((sequence, raw_json))
         try:
             written = os.pwrite(self._fd, packed, self._end)
         except OSError as exc:

@@ -7,7 +7,7 @@ the output falls into reads.
 import json
 import random
 
-from actors.cli_process import _decode, read_line_batches
+from actors.cli_process import _decode, decode_lines, read_line_batches
 
 
 def reads_of(chunks):
@@ -48,3 +48,12 @@ def test_only_a_json_object_is_a_frame():
     assert _decode(b"[1,2]") is None
     assert _decode(b"Claude says hi") is None
     assert _decode(b"[" * 100_000) is None  # nested past the recursion limit
+
+
+def test_a_batch_is_decoded_whole_and_a_line_that_is_no_object_spoils_none_of_the_others():
+    assert decode_lines([b'{"a":1}', b'{"b":[2]}']) == [{"a": 1}, {"b": [2]}]
+    assert decode_lines([b'{"a":1}', b"[1]", b'{"b":2}']) == [{"a": 1}, None, {"b": 2}]
+    assert decode_lines([b'{"a":1}', b"not json", b'{"b":2}']) == [{"a": 1}, None, {"b": 2}]
+    # Two objects on one line are not one frame, even where the count of a whole batch would match.
+    assert decode_lines([b'{"a":"x', b'y"}', b'{"p":1},{"q":2}']) == [None, None, None]
+    assert decode_lines([b'{"p":1},{"q":2}', b'{"b":2}']) == [None, {"b": 2}]
