@@ -40,6 +40,8 @@ from actors.tell import tell
 from storage.history import HistoryWriteError
 
 HEARTBEAT_SECONDS = 30.0  # a turn quiet this long gets a log line saying what it waits on
+HISTORY_BROKEN = ("not sent: the session's event history could not be written, so devhost stopped its CLI; "
+                  "close the session and resume it")
 
 
 class Chat(pykka.ThreadingActor):
@@ -133,13 +135,14 @@ class Chat(pykka.ThreadingActor):
             self.native.answer(subscriber, command.command_id, error="this session is closed; resume it to continue")
             return
         if self._history_broken:
-            self.native.answer(subscriber, command.command_id, error=self._error)
+            self.native.answer(subscriber, command.command_id, error=HISTORY_BROKEN)
             return
         self.link.send(subscriber, command, prompt)
 
     @guarded
     def interrupt(self, subscriber: int) -> None:
-        self.link.refuse_queued("not sent: an interrupt cancelled queued input")
+        # A page's interrupt cancels what pages queued, not what the chat core queued.
+        self.link.refuse_queued("not sent: an interrupt cancelled queued input", sockets_only=True)
         if self._open:
             self.link.interrupt()
 
@@ -173,6 +176,9 @@ class Chat(pykka.ThreadingActor):
     def reopen(self, session_id: str) -> dict:
         """A closed session resumed through the Chat API: a new session id, the same chat (its
         items, its history), the CLI resumed on its own saved conversation."""
+        if self._open:
+            raise ChatError("conflict", f"that conversation is already open in session {self.native.session_id}; "
+                                        "attach to it instead")
         self.native.session_id = session_id
         self._open_session()
         if not self.link.running:
@@ -185,11 +191,16 @@ class Chat(pykka.ThreadingActor):
             return
         self._open = True
         self._error = None
+        if self._history_broken:
+            # The session's history could not be written: the session opened again gets a
+            # fresh one (what the broken one held is gone with it).
+            self.native.new_history()
+            self._history_broken = False
         if self.link.running:
-            # The CLI of the closed session is still ending: settle what it held now, and let
-            # it end on its own generation (its exit no longer counts).
+            # The CLI of the closed session is still ending: let it end on its own generation
+            # (its exit no longer counts), then settle what it held.
+            self.link.retire("the session was closed before the CLI took the message")
             self._after_close()
-            self.link.retire()
 
     # ---- the chat core (a chat) ----------------------------------------------------------------
 
@@ -372,7 +383,10 @@ class Chat(pykka.ThreadingActor):
 
     def _retire_cli(self) -> None:
         """Ends the CLI without its exit counting against the chat (clear starts over)."""
-        self.link.retire()
+        self.link.retire("not delivered: the chat's CLI was ended")
+        self._steers.clear()
+        for message in self.durable.info["queue"]:
+            message.pop("steering", None)
         self.durable.emit(self.durable.thread.set_info(running=False))
         self._publish_state()
 
@@ -401,6 +415,10 @@ class Chat(pykka.ThreadingActor):
 
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
         self._error = None
+        if origin != CORE and command.model is not None:
+            # A page's model choice is the chat's too: it is kept, and used after a restart.
+            self.durable.info["selection"] = {**self.durable.info["selection"], "model": command.model or None}
+            self.durable.emit(self.durable.thread.refresh_info())
         if origin != CORE and not self.durable.frozen:
             # A page's message is a turn of the thread too (or joins the one running).
             turn = self.durable.thread.active_turn()
@@ -413,6 +431,8 @@ class Chat(pykka.ThreadingActor):
     def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:
         if origin != CORE:
             self.native.answer(origin, command_id, delivery, error)
+        elif error is not None:
+            self.link_evidence(command_id, "error")  # a core message refused: its steer settles
 
     def link_evidence(self, message_id: str, delivery: str) -> None:
         """What became of a steered message: taken up -> a user item of the running turn; refused or
@@ -538,13 +558,17 @@ class Chat(pykka.ThreadingActor):
         self._publish_state()
 
     def _after_close(self) -> None:
-        """The CLI of a closed session ended: the thread's turn was stopped, not failed."""
+        """The CLI of a closed session ended: the thread's turn was stopped, not failed, and
+        nothing queued goes out (a closed session sends nothing until it is opened again)."""
         durable = self.durable
         if durable.frozen or durable.removed:
             return  # at shutdown the running turn stays running on disk, for the next start
+        self._advance_after_stop = None
+        self._stop_requested = False
         durable.emit(durable.thread.set_info(running=False))
         if durable.thread.busy():
-            self._finish_turn("aborted", process_gone=True)
+            durable.finish_turn("aborted", process_gone=True)  # finish_turn pauses the queue
+            durable.emit(durable.thread.refresh_info())
         elif durable.thread.pending_requests():
             durable.emit(durable.thread.cancel_requests())
 

@@ -118,9 +118,11 @@ class CliLink:
             self.write(self.driver.stop_frames())
             self.cli.terminate()
 
-    def retire(self) -> None:
+    def retire(self, reason: str) -> None:
         """Ends the CLI without its exit counting against the chat: what it still writes is
-        ignored, and nothing of it is waited on any more."""
+        ignored, nothing of it is waited on any more, and every send in flight or queued is
+        answered with ``reason`` (none of them can be acknowledged by a retired process, and a
+        queue left behind one would never move again)."""
         self.stop()
         self.generation += 1
         self.cli = None
@@ -128,10 +130,8 @@ class CliLink:
         self.starting = False
         self.turn_active = False
         self.pending.clear()
-        for entry in self.in_flight.values():
-            if entry.timer is not None:
-                entry.timer.kill(block=False)
-        self.in_flight.clear()
+        self.fail_sends(reason)
+        self._outbox.clear()
 
     def exited(self, generation: int) -> bool:
         """Counts an exit; True when it is the current process's (the chat must react)."""
@@ -197,10 +197,10 @@ class CliLink:
             self._begin_turn()
         self._owner.link_dispatched(origin, command, joined)
 
-    def refuse_queued(self, reason: str, origin=None) -> None:
-        """Answers every queued send (of one origin, or of all) with an error; sends nothing."""
+    def refuse_queued(self, reason: str, sockets_only: bool = False) -> None:
+        """Answers every queued send (of the sockets only, or of every origin) with an error."""
         for queued_origin, queue in self._outbox.items():
-            if origin is not None and queued_origin != origin:
+            if sockets_only and queued_origin == CORE:
                 continue
             while queue:
                 command, _ = queue.popleft()

@@ -80,5 +80,10 @@ class NativeFace:
         for sink in list(self._sockets.values()):
             sink.push(notice)
 
+    def new_history(self) -> None:
+        """Starts over on an empty history (the old one could not be written)."""
+        self._history.close()
+        self._history = EventHistory()
+
     def close(self) -> None:
         self._history.close()

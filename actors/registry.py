@@ -108,35 +108,36 @@ class Registry(pykka.ThreadingActor):
         return self._records[chat_id]
 
     def _resumable(self, harness, root: str, resume_id: str) -> str | None:
-        """The chat that holds the CLI's conversation ``resume_id``, if one does and may resume."""
-        for chat_id in reversed(self._order):
-            info = self._infos[chat_id]
-            if info.get("agentSessionId") != resume_id or PROVIDERS.get(info.get("provider")) != harness.HARNESS_ID:
-                continue
-            if info.get("cwd") != root:
-                raise ChatError("bad-request", "that conversation belongs to another project; resume it from a "
-                                               "page of that project")
+        """The chat of this folder that holds the CLI's conversation ``resume_id`` (newest first),
+        or None for a conversation no chat holds yet; refusals say why it cannot be resumed."""
+        holders = [chat_id for chat_id in reversed(self._order)
+                   if self._infos[chat_id].get("agentSessionId") == resume_id
+                   and PROVIDERS.get(self._infos[chat_id].get("provider")) == harness.HARNESS_ID]
+        here = [chat_id for chat_id in holders if self._infos[chat_id].get("cwd") == root]
+        if holders and not here:
+            raise ChatError("bad-request", "that conversation belongs to another project; resume it from a "
+                                           "page of that project")
+        for chat_id in here:
             record = self._record(chat_id)
             if record["status"] != "closed":
                 raise ChatError("conflict", f"that conversation is already open in session {record['id']}; "
                                             "attach to it instead")
-            return chat_id
         cwd = harness.find_conversation_cwd(resume_id, self._environment)
         if cwd is None:
             raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
-        if not _inside(os.path.realpath(cwd) if cwd else "", root):
+        if not here and not _inside(os.path.realpath(cwd) if cwd else "", root):
             raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
                                            "of that project")
-        return None
+        return here[0] if here else None
 
     def _reopen(self, chat_id: str) -> dict:
         proxy = self._proxy(chat_id)
         session_id = self._new_id()
+        record = proxy.reopen(session_id).get(timeout=ASK)  # ChatError("conflict") if it opened meanwhile
         for old, owner in list(self._sessions.items()):
             if owner == chat_id:
                 del self._sessions[old]  # the resumed session replaces the closed one in the list
         self._sessions[session_id] = chat_id
-        record = proxy.reopen(session_id).get(timeout=ASK)
         self._records[chat_id] = record
         return record
 
@@ -262,14 +263,22 @@ class Registry(pykka.ThreadingActor):
         self._register(chat_id, ref)
 
     def _register(self, chat_id: str, ref) -> None:
+        """Indexes a just-started chat, once it answered: a chat that failed to start is
+        stopped and indexed nowhere."""
+        proxy = ref.proxy()
+        try:
+            info = proxy.info().get(timeout=ASK)
+            record = proxy.record().get(timeout=ASK)
+        except Exception as exc:  # noqa: BLE001 - its on_start failed, or it is stuck: it is not kept
+            ref.stop(block=False)
+            daemon_log(f"bug: chat {chat_id} did not start: {exc!r}")
+            raise ChatError("internal", f"the chat {chat_id} could not be started; the daemon's log says why") from None
         self._refs[chat_id] = ref
-        proxy = self._proxies[chat_id] = ref.proxy()
-        if chat_id not in self._order:
-            self._order.append(chat_id)
+        self._proxies[chat_id] = proxy
+        self._records[chat_id] = record
+        self._note(chat_id, info)
         if not any(owner == chat_id for owner in self._sessions.values()):
             self._sessions[chat_id] = chat_id
-        self._note(chat_id, proxy.info().get(timeout=ASK))
-        self._records[chat_id] = proxy.record().get(timeout=ASK)
 
     def _note(self, chat_id: str, info: dict) -> None:
         self._infos[chat_id] = info

@@ -13,6 +13,7 @@ import gevent
 from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
+from actors.tell import tell
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.sinks import SocketSink, abort, write_live
@@ -30,7 +31,7 @@ def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) 
     try:
         _read(ws, context, chat, subscriber, record["projectRootPath"], query, request_hostname, sink)
     finally:
-        chat.detach.defer(subscriber)  # a tell: nothing waits on it
+        tell(chat, "detach", subscriber)  # nothing waits on it; a chat gone already is no error
         sink.close(1000)
         writer.join(timeout=5)
         if not writer.dead:
@@ -59,11 +60,11 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             sink.push(_refusal(getattr(command, "command_id", None), text, chat_id=query.get("sessionId")))
             continue
         if isinstance(command, Send):
-            chat.send.defer(subscriber, command, context.manifests.current().prompt)
+            tell(chat, "send", subscriber, command, context.manifests.current().prompt)
         elif isinstance(command, Interrupt):
-            chat.interrupt.defer(subscriber)
+            tell(chat, "interrupt", subscriber)
         elif isinstance(command, Respond):
-            chat.respond.defer(subscriber, command.request_id, command.result)
+            tell(chat, "respond", subscriber, command.request_id, command.result)
 
 
 def _directory_now(context, query, request_hostname) -> str | None:

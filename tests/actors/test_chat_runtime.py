@@ -281,3 +281,29 @@ def test_a_codex_approval_answered_in_the_page_is_settled_in_the_thread(runtime,
     with pytest.raises(Exception) as refused:
         chat.approve(approval["requestId"], "deny").get(timeout=ASK)
     assert getattr(refused.value, "code", None) == "request-not-found"
+
+
+def test_a_clear_answers_every_send_it_cut_off_and_the_page_goes_on_sending(runtime, tmp_path):
+    registry = runtime()
+    _, chat = session(registry, tmp_path)
+    subscriber, page = attach(chat)
+    lost, queued = send(chat, subscriber, "silent a"), send(chat, subscriber, "b")  # b waits behind a
+    chat.clear(True).get(timeout=ASK)
+    answered = {r["commandId"]: r for r in page.results()}
+    assert set(answered) == {lost, queued} and all(r.get("error") for r in answered.values())
+    send(chat, subscriber, "c")
+    result_event(page, "echo: c")
+
+
+def test_a_pages_interrupt_leaves_what_the_core_queued_to_go_out(runtime, tmp_path):
+    registry = runtime()
+    record, chat = session(registry, tmp_path)
+    subscriber, page = attach(chat)
+    chat.core_send("silent x").get(timeout=ASK)  # never acknowledged: what follows waits behind it
+    chat.core_send("more", "steer").get(timeout=ASK)
+    chat.interrupt(subscriber).get(timeout=ASK)
+    result_event(page, "echo: more")  # once x reads unconfirmed, the steer goes out after all
+    with gevent.Timeout(5):
+        while any(m["text"] == "more" for m in chat.info().get(timeout=ASK)["queue"]):
+            gevent.sleep(0.02)
+    assert "more" in [i["text"] for i in items(chat, "user")]
