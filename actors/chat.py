@@ -137,6 +137,7 @@ class Chat(pykka.ThreadingActor):
         if self._history_broken:
             self.native.answer(subscriber, command.command_id, error=HISTORY_BROKEN)
             return
+        self.native.watched(subscriber)
         self.link.send(subscriber, command, prompt)
 
     @guarded

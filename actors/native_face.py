@@ -26,6 +26,7 @@ class NativeFace:
         self._history = history or EventHistory()
         self._sockets: dict[int, object] = {}
         self._ids = itertools.count(1)
+        self._watched: int | None = None  # the socket that sent last: the page a person watches
 
     # ---- sockets -------------------------------------------------------------------------------
 
@@ -40,6 +41,19 @@ class NativeFace:
 
     def detach(self, subscriber: int) -> None:
         self._sockets.pop(subscriber, None)
+
+    def watched(self, subscriber: int) -> None:
+        """The socket that just sent: it is told everything first (its writer wakes first), so
+        the page where a person waits for the answer is never the last of many."""
+        self._watched = subscriber
+
+    def _in_order(self) -> list:
+        sinks = list(self._sockets.values())
+        first = self._sockets.get(self._watched)
+        if first is not None and sinks[0] is not first:
+            sinks.remove(first)
+            sinks.insert(0, first)
+        return sinks
 
     def has(self, subscriber: int) -> bool:
         return subscriber in self._sockets
@@ -56,12 +70,12 @@ class NativeFace:
         HistoryWriteError propagates: the caller stops the CLI rather than lose an event."""
         first = self._history.append_many(raws)
         message = NativeEvents(first, tuple(raws))
-        for sink in list(self._sockets.values()):
+        for sink in self._in_order():
             sink.push(message)
 
     def publish(self, record: dict, pending) -> None:
         message = SessionState(record, tuple(pending))
-        for sink in list(self._sockets.values()):
+        for sink in self._in_order():
             sink.push(message)
 
     def answer(self, subscriber: int, command_id: str, delivery: str | None = None, error: str | None = None):
