@@ -19,6 +19,13 @@ larger than a small fix, make the change in a git worktree on its own branch (`g
 add`), test it there, and tell the person how to review and merge it. Say which files you \
 changed and how to see the result in the page."""
 
+# The same, for a checkout that is no git repository (a worktree cannot be made there).
+DEFAULT_PROMPT_NO_GIT = """\
+You are chatting from the browser page of a service the person is developing; the running \
+app reloads from this folder. Keep the app working while you change it: make small changes \
+one at a time and check the page still works after each. Say which files you changed and how \
+to see the result in the page."""
+
 HARNESS_IDS = ("claude-code", "codex")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 
@@ -161,3 +168,24 @@ class ManifestSource:
             except ManifestError as exc:
                 self._log(f"manifest not reloaded, keeping the last good one: {exc}")
         return self._manifest
+
+
+def prompt_for(manifest: Manifest, directory: str) -> str:
+    """The text appended to a message sent in ``directory``: the manifest's own prompt, or the
+    default one that fits the folder (no worktree advice where there is no git repository)."""
+    if manifest.prompt is DEFAULT_PROMPT and not is_git_checkout(directory):
+        return DEFAULT_PROMPT_NO_GIT
+    return manifest.prompt
+
+
+def is_git_checkout(directory: str) -> bool:
+    """Whether ``directory`` is inside a git work tree (a ``.git`` here or in a parent)."""
+    path = os.path.realpath(directory)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+

@@ -14,6 +14,7 @@ from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from actors.tell import tell
+from storage.manifest import prompt_for
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.sinks import SocketSink, abort, write_live
@@ -60,7 +61,7 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             sink.push(_refusal(getattr(command, "command_id", None), text, chat_id=query.get("sessionId")))
             continue
         if isinstance(command, Send):
-            tell(chat, "send", subscriber, command, context.manifests.current().prompt)
+            tell(chat, "send", subscriber, command, prompt_for(context.manifests.current(), root))
         elif isinstance(command, Interrupt):
             tell(chat, "interrupt", subscriber)
         elif isinstance(command, Respond):

@@ -45,8 +45,8 @@ def parse_args(argv):
                     "(Claude Code, Codex), working in that page's own checkout.")
     parser.add_argument("--config", metavar="devhost.toml",
                         help="the stack manifest: name, routed services (hostname -> checkout) and "
-                             "[devtools.chat]. Without it the current directory is the one routed "
-                             "project, served as http://localhost:PORT/")
+                             "[devtools.chat]. Default: ./devhost.toml if there is one; else the current "
+                             "directory is the one routed project, served as http://localhost:PORT/")
     parser.add_argument("--host", default="127.0.0.1",
                         help="loopback address to listen on (default 127.0.0.1). There is no token: the "
                              "origin is the only boundary, so other addresses are refused")
@@ -90,8 +90,11 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    config = args.config
+    if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
+        config = os.path.join(os.getcwd(), "devhost.toml")  # the stack of the folder devhostd starts in
     try:
-        manifests = ManifestSource(args.config, os.getcwd(), log=daemon_log)
+        manifests = ManifestSource(config, os.getcwd(), log=daemon_log)
     except ManifestError as exc:
         print(f"devhostd: {exc}", file=sys.stderr)
         return 2
@@ -146,6 +149,8 @@ def main(argv=None) -> int:
     gevent.signal_handler(signal.SIGINT, stopping.set)
     print(f"devhostd: control origin {context.control_origin}", flush=True)
     manifest = manifests.current()
+    daemon_log(f"manifest: {manifest.path}" if manifest.path else
+               "no manifest (no --config, no ./devhost.toml): this folder is the one routed page")
     for service in manifest.services:
         daemon_log(f"{manifest.name}: {service.name} http://{service.host}:{port}/ -> {service.root}")
     stopping.wait()

@@ -74,18 +74,25 @@ def routed_pages(context, control_page):
                                  lambda status, message, close=False: _html(
                                      start_response, status, "Upstream not answering", message,
                                      head=environ.get("REQUEST_METHOD") == "HEAD", close=close))
-        return _plain_page(environ, start_response, context.manifests.current().name, service)
+        manifest = context.manifests.current()
+        return _plain_page(environ, start_response, manifest.name, service, manifest.path)
     return app
 
 
-def _plain_page(environ, start_response, stack: str, service):
+def _plain_page(environ, start_response, stack: str, service, manifest_path: str | None):
     method = environ.get("REQUEST_METHOD", "GET")
     if method not in ("GET", "HEAD"):
         return _html(start_response, "405 Method Not Allowed", "Method not allowed",
                      f"{service.host} has no app behind it, so it only answers GET.", panel=False)
-    text = (f"{service.host} serves the checkout {service.root}. It has no app behind it: add "
-            f"upstream = \"http://127.0.0.1:3000\" (your dev server's address) to [services.{service.name}] "
-            f"in the manifest to see your app here, with the chat panel on it. The chat works on this page too.")
+    if manifest_path:
+        where = (f"add the line upstream = \"http://127.0.0.1:3000\" (your dev server's address) under "
+                 f"[services.{service.name}] in {manifest_path}")
+    else:
+        where = (f"write a devhost.toml in the folder devhostd starts in, with [services.{service.name}], "
+                 f"host = \"{service.host}\", root = \".\" and upstream = \"http://127.0.0.1:3000\" "
+                 f"(your dev server's address), and start devhostd again")
+    text = (f"{service.host} serves the checkout {service.root}. It has no app behind it: {where} to see your "
+            f"app here, with the chat panel on it. The chat works on this page too.")
     if environ.get("PATH_INFO", "/") != "/":
         return _html(start_response, "404 Not Found", f"{stack}: {service.host}", text, head=method == "HEAD")
     return _html(start_response, "200 OK", f"{stack}: {service.host}", text, head=method == "HEAD")

@@ -109,9 +109,12 @@ def test_devhost_paths_stay_devhostds_on_a_proxied_hostname(daemon, upstream):
     assert fetch(daemon, "/__devhost__/static/chat/nothing.js")[0] == 404
 
 
-def test_a_service_without_upstream_serves_a_plain_page_with_the_panel(daemon):
+def test_a_service_without_upstream_serves_a_plain_page_with_the_panel(daemon, stack):
     status, headers, body = fetch(daemon, "/", host=daemon.host("other.localhost"))
-    assert status == 200 and PANEL_SCRIPT in body and b"upstream" in body
+    assert status == 200 and PANEL_SCRIPT in body
+    # It says exactly what to add, and where.
+    assert b'upstream = &quot;http://127.0.0.1:3000&quot;' in body and b"[services.other]" in body
+    assert str(stack / "devhost.toml").encode() in body
     assert fetch(daemon, "/favicon.ico", host=daemon.host("other.localhost"))[0] == 404
     assert fetch(daemon, "/", host=daemon.host("other.localhost"), method="POST")[0] == 405
     # The control origin is no routed page: no panel there.

@@ -253,3 +253,22 @@ def test_a_deleted_manifest_keeps_the_last_good_one(stack):
     good = source.current()
     os.unlink(path)
     assert source.current() == good
+
+
+def test_the_default_prompt_suggests_a_worktree_only_in_a_git_checkout(tmp_path):
+    from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, default_manifest, prompt_for
+    repo, plain = tmp_path / "repo", tmp_path / "plain"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "web" / "src").mkdir(parents=True)
+    plain.mkdir()
+    manifest = default_manifest(str(tmp_path))
+    assert prompt_for(manifest, str(repo / "web" / "src")) == DEFAULT_PROMPT  # a .git in a parent counts
+    assert prompt_for(manifest, str(plain)) == DEFAULT_PROMPT_NO_GIT
+    assert "worktree" in DEFAULT_PROMPT and "worktree" not in DEFAULT_PROMPT_NO_GIT
+
+
+def test_a_prompt_the_manifest_names_is_used_as_it_is_everywhere(tmp_path):
+    from storage.manifest import parse_manifest, prompt_for
+    manifest = parse_manifest({"name": "s", "services": {"app": {"host": "app.localhost", "root": "."}},
+                               "devtools": {"chat": {"prompt": "Run make test."}}}, str(tmp_path / "devhost.toml"))
+    assert prompt_for(manifest, str(tmp_path)) == "Run make test."

@@ -143,7 +143,8 @@ export class Panel {
     devhost.title = config.devhostSourceRootPath ? config.devhostSourceRootPath
       : "Only a development build of devhostd (running from its git checkout) has its own checkout to work in";
     if (devhost.disabled && this.store.state.target === "devhost") this.store.update((s) => { s.target = "project"; });
-    this._applyPlacement(await api.position());
+    // Positions are kept per manifest: without one there is none to ask for.
+    this._applyPlacement(config.manifestPath ? await api.position() : null);
     this.setOpen(this.store.state.open);
     await this._enterTarget();
     this.booted = true; // for tests and tools: the panel has found its state and sessions
@@ -395,7 +396,7 @@ export class Panel {
   // ---- commands ---------------------------------------------------------------------------------
 
   async send() {
-    if (this.sending) return;
+    if (this.sending || this.ui.send.disabled) return;
     const text = this.composer.text;
     const attachments = [...this.composer.attachments];
     if (!text.trim() && !attachments.length) return;
@@ -506,6 +507,7 @@ export class Panel {
 
   async savePosition(position) {
     this._applyPlacement(position);
+    if (!this.config?.manifestPath) return; // kept per manifest: without one it lasts this page only
     try {
       await api.savePosition(position);
     } catch (error) {
@@ -579,11 +581,20 @@ export class Panel {
       }, h.available ? h.label : `${h.label} (unavailable)`)));
       u.harness.value = current;
       u.harness.disabled = Boolean(this.session && this.session.status !== "closed");
-      const models = this._harness(current)?.models || [];
-      u.model.replaceChildren(el("option", { value: "" }, "Default model"),
+      // The CLI's own "default" entry is what no choice means: one Default, with its label.
+      const listed = this._harness(current)?.models || [];
+      const cliDefault = listed.find((m) => m.id === "default");
+      const models = listed.filter((m) => m.id !== "default");
+      u.model.replaceChildren(el("option", { value: "", title: cliDefault?.description || "" },
+        cliDefault?.label || "Default model"),
         ...models.map((m) => el("option", { value: m.id, title: m.description }, m.label)));
       u.model.value = models.some((m) => m.id === conversation.model) ? conversation.model : "";
     }
+    // Nothing can answer without a CLI: Send waits until one is there (the note says how).
+    const harness = this._harness(this.session?.harness || conversation.harness);
+    u.send.disabled = Boolean(this.harnesses) && !harness?.available;
+    u.send.title = u.send.disabled ? `${HARNESS_LABEL[harness?.id] || "The CLI"} is not available: `
+      + `${harness?.error || "it was not found"}` : "";
 
     const options = [el("option", { value: "" }, "New conversation")];
     for (const s of this.sessions) {

@@ -1,0 +1,77 @@
+"""A person's first minutes: the control origin's page leads to the routed pages, a folder's own
+devhost.toml is found without --config, a missing CLI is said plainly and Send waits for one, one
+Default model, and a page without a manifest asks for no saved position."""
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.panel import Panel
+from tests.integration.daemon import Daemon
+
+
+def test_the_control_origins_page_links_every_routed_page_and_its_agents(page, daemon, stack):
+    page.goto(daemon.control_origin + "/")
+    expect(page.locator("h1")).to_have_text("teststack")
+    expect(page.locator("body")).to_contain_text(str(stack / "devhost.toml"))
+    app = page.get_by_role("link", name=daemon.page("app.localhost"))
+    expect(app).to_have_count(1)
+    expect(page.get_by_role("link", name="agents working there")).to_have_count(2)
+    app.click()
+    page.wait_for_function("() => window.__devhostChat?.booted === true")  # the page, with its panel
+    page.goto(daemon.control_origin + "/")
+    page.get_by_role("link", name="agents working there").first.click()
+    expect(page).to_have_url(f"{daemon.control_origin}/__devhost__/agents/activity"
+                             f"?pageURL=http%3A%2F%2Fapp.localhost%3A{daemon.port}%2F&chatTarget=project")
+
+
+def test_a_folders_own_devhost_toml_is_used_without_config(page, stack, daemon_env):
+    running = Daemon(daemon_env, cwd=stack, config=None, state_dir=stack / "state")
+    try:
+        Panel(page, running).load()  # app.localhost is routed: it came from ./devhost.toml
+        assert f"manifest: {stack / 'devhost.toml'}" in running.log()
+    finally:
+        assert running.stop() == 0
+
+
+def test_without_a_cli_send_waits_and_the_reason_is_readable(page, daemon, stack):
+    manifest = stack / "devhost.toml"
+    manifest.write_text(manifest.read_text()
+                        + '[devtools.chat.claude-code]\ncommand = "/nonexistent/claude-cli"\n'
+                        + '[devtools.chat.codex]\ncommand = "/nonexistent/codex-cli"\n')
+    panel = Panel(page, daemon).load()
+    if panel.find(".launcher").is_visible():
+        panel.find(".launcher").click()
+    expect(panel.find("select.harness option[value=claude-code]")).to_have_text("Claude Code (unavailable)")
+    expect(panel.find(".send")).to_be_disabled()
+    title = panel.find(".send").get_attribute("title")
+    assert title.startswith("Claude Code is not available: ") and "/nonexistent/claude-cli" in title, title
+    expect(panel.find(".note")).to_contain_text("/nonexistent/claude-cli")
+    panel.find("textarea").fill("hello?")
+    panel.find("textarea").press("Enter")
+    expect(panel.find("textarea")).to_have_value("hello?")  # not sent: it stays for when a CLI is there
+
+
+def test_the_model_picker_has_one_default_entry(page, daemon):
+    panel = Panel(page, daemon).open()
+    options = panel.find("select.model option")
+    expect(options.first).to_have_attribute("value", "")
+    labels = options.all_text_contents()
+    assert sum("default" in label.lower() for label in labels) == 1, labels
+    assert "default" not in [panel.find("select.model option").nth(i).get_attribute("value")
+                             for i in range(options.count())]
+
+
+def test_a_page_without_a_manifest_asks_for_no_saved_position(page, tmp_path, daemon_env):
+    folder = tmp_path / "bare"
+    folder.mkdir()
+    running = Daemon(daemon_env, cwd=folder, config=None, state_dir=tmp_path / "bare-state")
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "/__devhost__/chat/panel" in request.url else None)
+    try:
+        panel = Panel(page, running, hostname="localhost").load()
+        expect(panel.find(".launcher")).to_be_visible()
+        panel.find(".launcher").click()
+        expect(panel.find(".panel")).to_be_visible()
+        assert asked == []
+    finally:
+        assert running.stop() == 0
