@@ -21,6 +21,7 @@ LAYOUT = """() => {
 
 def test_the_panel_sits_on_the_proxied_page_without_moving_it_and_the_apps_socket_works(page, daemon, upstream, shots):
     page.goto(upstream.url + "/")  # the app itself, not through devhostd
+    expect(page.locator("#ws-status")).to_have_text("ws: open")  # measured once its text settled
     alone = page.evaluate(LAYOUT)
     panel = Panel(page, daemon).load()
     expect(page.locator("#ws-status")).to_have_text("ws: open")  # the app's hot-reload socket, tunnelled

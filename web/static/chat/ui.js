@@ -92,7 +92,8 @@ export class Panel {
       u.note, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
-    this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
+    this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/vendor/highlight-github.min.css") }),
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
 
     this.view = new ConversationView(u.log, u.items, { respond: (item, result, said) => this.respond(item, result, said) });
     this.view.onScrolled = () => this._saveScrollSoon();

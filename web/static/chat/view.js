@@ -4,6 +4,7 @@
 // node, and a snapshot after a reconnect replaces nodes in place instead of flashing.
 
 import { el } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
 
 export const PAGE = 60;
 const LONG_LINES = 12;
@@ -119,7 +120,7 @@ const RENDERERS = {
     el("div", { class: "delivery", dataset: { state: item.delivery.state } }, item.delivery.text)),
 
   assistant: (item) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` },
-    item.text, item.aborted ? el("span", { class: "muted" }, " (interrupted)") : null),
+    renderMarkdown(item.text), item.aborted ? el("span", { class: "muted" }, " (interrupted)") : null),
 
   thinking: (item) => el("details", { class: "item thinking" },
     el("summary", {}, item.streaming ? "Thinking…" : "Thinking"), el("div", { class: "pre" }, item.text)),
