@@ -75,3 +75,12 @@ def test_a_page_without_a_manifest_asks_for_no_saved_position(page, tmp_path, da
         assert asked == []
     finally:
         assert running.stop() == 0
+
+
+def test_a_phone_sized_viewport_gets_the_panel_as_a_sheet_across_the_bottom(page, daemon, shots):
+    page.set_viewport_size({"width": 390, "height": 844})
+    panel = Panel(page, daemon).open()
+    box = panel.find(".panel").bounding_box()
+    assert (box["x"], box["width"]) == (0, 390) and abs(box["y"] + box["height"] - 844) < 1, box
+    assert box["height"] < 844  # the page still shows above it
+    shots(page, "12-narrow")

@@ -236,6 +236,10 @@ def test_a_screenshot_area_is_sent_with_its_position_and_cancel_keeps_the_draft(
     expect(panel.find("textarea")).to_have_value("what is this box?")
     panel.find(".send").click()
     expect(panel.items("assistant")).to_have_text("That is the blue box.")
+    # The page context goes to the agent, and shows in the bubble as a chip, not as text.
+    bubble = panel.items("user").locator(".bubble")
+    expect(bubble).not_to_contain_text("[Page context]")
+    expect(bubble.locator("details.context > summary")).to_have_text("page context")
     [sent] = images_sent(mock.requests[0])
     text = message_text(mock.requests[0])
     area = re.search(r"x=(\d+), y=(\d+), (\d+)×(\d+) of the full 1280×800 screenshot", text)

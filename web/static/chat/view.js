@@ -110,12 +110,23 @@ function renderItem(item, actions) {
   return node;
 }
 
+const PAGE_CONTEXT = "[Page context]\n";
+
+/** A message's own text, and the page context a screenshot added to it as a chip that opens. */
+function withPageContext(text) {
+  const at = text.startsWith(PAGE_CONTEXT) ? 0 : text.indexOf(`\n\n${PAGE_CONTEXT}`);
+  if (at < 0) return text;
+  const own = text.slice(0, at);
+  const context = text.slice(at).replace(/^\n*\[Page context\]\n/, "");
+  return [own, el("details", { class: "context" }, el("summary", {}, "page context"), el("div", { class: "pre" }, context))];
+}
+
 const RENDERERS = {
   user: (item) => el("div", { class: "item user" },
     el("div", { class: "bubble" },
       item.text === null
         ? el("em", {}, "A message the agent has not picked up yet; its text shows when it does.")
-        : item.text,
+        : withPageContext(item.text),
       item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" }))) : null),
     el("div", { class: "delivery", dataset: { state: item.delivery.state } }, item.delivery.text)),
 
