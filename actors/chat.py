@@ -108,8 +108,10 @@ class Chat(pykka.ThreadingActor):
     # ---- the Chat API (a session) --------------------------------------------------------------
 
     def record(self) -> dict:
+        info = self.durable.info
         record = {"id": self.native.session_id, "chatId": self._id, "harness": self._harness.HARNESS_ID,
-                  "projectRootPath": self.link.root, "status": self._status(), "model": self.link.model}
+                  "projectRootPath": self.link.root, "status": self._status(), "model": self.link.model,
+                  "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt")}
         if self.link.native_id:
             record["nativeSessionId"] = self.link.native_id
         if self._error and self._open:

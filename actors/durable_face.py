@@ -160,6 +160,8 @@ class DurableFace:
     def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None) -> None:
         info = self.info
         info["queuePaused"] = False  # anything dispatching resumes the queue
+        if not info.get("suggestedTitle"):
+            info["suggestedTitle"] = suggested_title(text)  # the first message names the chat
         self.emit(self.thread.open_turn(turn_id))
         self.emit(self.thread.add_user(turn_id, text, user_id))
         if queued_id is not None:
@@ -285,6 +287,24 @@ class DurableFace:
             self._flush_timer.kill(block=False)
         self._attached.clear()
         self._store.remove(self.chat_id)
+
+
+TITLE_CHARS = 80
+
+
+def suggested_title(text: str) -> str | None:
+    """A chat's name from its first message: its first line, without the page context a
+    screenshot adds, cut on a word at TITLE_CHARS."""
+    own = text.split("\n\n[Page context]\n", 1)[0]
+    if own.startswith("[Page context]\n"):
+        own = ""
+    line = " ".join(own.strip().split("\n", 1)[0].split())
+    if not line:
+        return None
+    if len(line) <= TITLE_CHARS:
+        return line
+    cut = line[:TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[:TITLE_CHARS - 1]
+    return cut.rstrip(" ,.;:") + "…"
 
 
 def _took_the_prompt(frame: dict) -> bool:

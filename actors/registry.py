@@ -142,7 +142,8 @@ class Registry(pykka.ThreadingActor):
         return record
 
     def sessions(self, root: str) -> list[dict]:
-        records = (self._record(chat_id) for chat_id in self._order)
+        """The directory's sessions, newest first."""
+        records = (self._record(chat_id) for chat_id in reversed(self._order))
         return [record for record in records if record["projectRootPath"] == root]
 
     def session(self, session_id: str):
@@ -166,7 +167,8 @@ class Registry(pykka.ThreadingActor):
         info = self._infos[chat_id]
         record = {"id": chat_id, "chatId": chat_id, "harness": PROVIDERS.get(info.get("provider"), info.get("provider")),
                   "projectRootPath": info.get("cwd"), "status": "closed",
-                  "model": (info.get("selection") or {}).get("model")}
+                  "model": (info.get("selection") or {}).get("model"), "title": info.get("suggestedTitle"),
+                  "createdAt": info.get("createdAt")}
         if info.get("agentSessionId"):
             record["nativeSessionId"] = info["agentSessionId"]
         return record

@@ -84,3 +84,18 @@ def test_a_phone_sized_viewport_gets_the_panel_as_a_sheet_across_the_bottom(page
     assert (box["x"], box["width"]) == (0, 390) and abs(box["y"] + box["height"] - 844) < 1, box
     assert box["height"] < 844  # the page still shows above it
     shots(page, "12-narrow")
+
+
+def test_the_session_list_names_conversations_by_their_first_message_newest_first(page, daemon, mock):
+    from tests.mock_anthropic import text_reply
+    mock.add(text_reply("One."), text_reply("Two."))
+    panel = Panel(page, daemon).open()
+    panel.send("Why is the header blue?\nIt should be red.")
+    expect(panel.items("assistant").last).to_have_text("One.")
+    panel.find("button.new").click()
+    panel.send("Add a footer")
+    expect(panel.items("assistant").last).to_have_text("Two.")
+    labels = panel.find("select.session option").all_text_contents()
+    assert labels[0] == "New conversation"
+    assert labels[1].startswith("Add a footer · Claude Code · ") and labels[2].startswith(
+        "Why is the header blue? · Claude Code · "), labels

@@ -475,3 +475,14 @@ def test_text_streamed_in_thousands_of_deltas_reads_whole_wherever_it_is_read():
     assert [e["item"]["text"] for e in ended.end_turn("done") if e["type"] == "item" and e["item"]["id"] == "b"] \
         == ["all of it"]
 
+
+
+def test_a_chat_is_named_by_its_first_message_without_the_page_context_and_cut_on_a_word():
+    from actors.durable_face import TITLE_CHARS, suggested_title
+    assert suggested_title("Why is the header blue?\nIt should be red.") == "Why is the header blue?"
+    assert suggested_title("fix this\n\n[Page context]\nPage: http://app.localhost/") == "fix this"
+    assert suggested_title("[Page context]\nPage: http://app.localhost/") is None
+    assert suggested_title("   \n") is None
+    long = "word " * 40
+    title = suggested_title(long)
+    assert len(title) <= TITLE_CHARS and title.endswith("…") and not title[:-1].endswith(" ")

@@ -329,7 +329,7 @@ export class Panel {
     if (!record || record.id !== this.session?.id) return;
     this.session = record;
     const listed = this.sessions.findIndex((s) => s.id === record.id);
-    if (listed === -1) this.sessions.push(record);
+    if (listed === -1) this.sessions.unshift(record); // newest first
     else this.sessions[listed] = record;
     this._renderControls();
   }
@@ -417,7 +417,7 @@ export class Panel {
         const conversation = this.store.conversation;
         const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
                                                  model: conversation.model });
-        this.sessions.push(record);
+        this.sessions.unshift(record); // newest first
         this.attach(record);
       }
       // A socket that never opens (the session vanished) must not hold the Send button for good.
@@ -598,9 +598,10 @@ export class Panel {
       + `${harness?.error || "it was not found"}` : "";
 
     const options = [el("option", { value: "" }, "New conversation")];
-    for (const s of this.sessions) {
-      options.push(el("option", { value: s.id },
-        `${HARNESS_LABEL[s.harness] || s.harness} · ${STATUS_TEXT[s.status] || s.status} · ${s.id.slice(0, 8)}`));
+    for (const s of this.sessions) { // newest first, named by their first message
+      options.push(el("option", { value: s.id, title: s.title || "" },
+        [s.title || "Untitled conversation", HARNESS_LABEL[s.harness] || s.harness, STATUS_TEXT[s.status] || s.status,
+         startedAt(s.createdAt)].filter(Boolean).join(" · ")));
     }
     u.sessionPick.replaceChildren(...options);
     u.sessionPick.value = this.session?.id || "";
@@ -627,4 +628,14 @@ export class Panel {
     this.ui.hint.textContent = text;
     this.ui.hint.title = text;
   }
+}
+
+
+/** When a conversation began: the time today, else the day. */
+function startedAt(ms) {
+  if (!ms) return "";
+  const date = new Date(ms);
+  return date.toDateString() === new Date().toDateString()
+    ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : date.toLocaleDateString([], { month: "short", day: "numeric" });
 }
