@@ -55,3 +55,37 @@ def test_a_reply_is_rendered_as_markdown_with_highlighted_code_and_nothing_in_it
     panel.expect_status("idle")
     assert page.evaluate("() => window.__xss") is None
     shots(page, "11-markdown")
+
+
+def test_an_edit_shows_as_a_diff_and_a_tool_call_as_one_line_that_opens(page, daemon, mock, stack, shots):
+    from tests.mock_anthropic import tool_use_reply
+    target = stack / "project" / "app.py"
+    target.write_text("def hello():\n    return 'hi'\n")
+    mock.add(tool_use_reply("Edit", {"file_path": str(target), "old_string": "    return 'hi'",
+                                     "new_string": "    return 'hello'\n    # said politely"}),
+             text_reply("Changed it."),
+             tool_use_reply("Bash", {"command": "touch listed.txt", "description": "Make a file"}),
+             text_reply("Listed."))
+    panel = Panel(page, daemon).open()
+    panel.send("make it polite")
+    approval = panel.items("approval")
+    expect(approval.locator(".diff .line.add")).to_have_count(2)  # what it asks to change, as a diff
+    approval.get_by_role("button", name="Allow", exact=True).click()
+    expect(panel.items("assistant").last).to_have_text("Changed it.")
+    edit = panel.items("tool").first
+    expect(edit.locator(".diff-head .path")).to_have_text(str(target))
+    expect(edit.locator(".diff .line.del")).to_have_text(["-     return 'hi'\n"])
+    expect(edit.locator(".diff .line.add")).to_have_text(["+     return 'hello'\n", "+     # said politely\n"])
+    expect(edit.locator(".diff-head .added")).to_have_text("+2")
+    expect(edit.locator(".diff-head .removed")).to_have_text("−1")
+    assert target.read_text() == "def hello():\n    return 'hello'\n    # said politely\n"
+    shots(page, "13-edit-diff")
+    panel.send("list the files")
+    panel.items("approval").last.get_by_role("button", name="Allow", exact=True).click()
+    expect(panel.items("assistant").last).to_have_text("Listed.")
+    bash = panel.items("tool").last
+    expect(bash.locator("summary")).to_contain_text("Bash")
+    expect(bash.locator("summary")).to_contain_text("touch listed.txt")
+    expect(bash.locator(".block").first).to_be_hidden()  # input and output wait behind the one line
+    bash.locator("summary").click()
+    expect(bash.locator(".block").first).to_be_visible()

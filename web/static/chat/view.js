@@ -5,6 +5,7 @@
 
 import { el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { fileChanges, renderChanges } from "./diffs.js";
 
 export const PAGE = 60;
 const LONG_LINES = 12;
@@ -88,6 +89,10 @@ export class ConversationView {
       let node = this.nodes.get(item.key);
       if (!node || changed === null || changed.has(item.key)) {
         const fresh = renderItem(item, this.actions);
+        if (node?.dataset.touched && fresh.tagName === "DETAILS") {
+          fresh.open = node.open; // what the person opened or closed stays so as the item changes
+          fresh.dataset.touched = "yes";
+        }
         if (node) node.replaceWith(fresh);
         if (node === cursor) cursor = fresh;
         node = fresh;
@@ -107,6 +112,9 @@ function renderItem(item, actions) {
   const node = RENDERERS[item.kind]?.(item, actions) || el("div", { class: "item notice" }, item.kind);
   node.dataset.key = item.key;
   if (item.sub) node.classList.add("sub");
+  if (node.tagName === "DETAILS") {
+    node.querySelector(":scope > summary")?.addEventListener("click", () => { node.dataset.touched = "yes"; });
+  }
   return node;
 }
 
@@ -137,13 +145,18 @@ const RENDERERS = {
     el("summary", {}, item.streaming ? "Thinking…" : "Thinking"), el("div", { class: "pre" }, item.text)),
 
   tool: (item) => {
+    // One line (name, subject, status); what went in and came out opens below it. A file
+    // change is a diff, shown open.
     const input = item.input ?? (item.inputText || null);
     const status = item.streaming ? "running" : item.isError ? "error" : "done";
     const label = item.status && item.status !== "completed" ? item.status : status === "running" ? "running…" : status;
-    return el("div", { class: "item tool", dataset: { status } },
-      el("div", { class: "tool-head" }, el("strong", {}, item.name || "tool"), el("span", { class: "summary" }, summarize(input)),
-        el("span", { class: "state" }, item.exitCode != null && item.exitCode !== 0 ? `${label} (exit ${item.exitCode})` : label)),
-      block("Input", input), item.output !== null && item.output !== undefined ? block("Output", item.output) : null);
+    const changes = fileChanges(item.name, item.input);
+    const head = el("summary", { class: "tool-head" }, el("strong", {}, item.name || "tool"),
+      el("span", { class: "summary" }, summarize(input)),
+      el("span", { class: "state" }, item.exitCode != null && item.exitCode !== 0 ? `${label} (exit ${item.exitCode})` : label));
+    return el("details", { class: "item tool", dataset: { status }, open: Boolean(changes) },
+      head, changes ? renderChanges(changes) : block("Input", input),
+      item.output !== null && item.output !== undefined ? block("Output", item.output) : null);
   },
 
   approval: (item, actions) => {
@@ -159,7 +172,8 @@ const RENDERERS = {
     return el("div", { class: "item approval", dataset: { open: open ? "yes" : "no" } },
       el("div", { class: "approval-head" }, `${who} asks: ${item.title}`),
       item.detail ? el("div", { class: "muted" }, item.detail) : null,
-      block("Details", item.input, true),
+      fileChanges(item.toolName, item.input) ? renderChanges(fileChanges(item.toolName, item.input))
+        : block("Details", item.input, true),
       open ? el("div", { class: "buttons" }, choices.map(([label, result, said]) =>
         el("button", { type: "button", class: label.startsWith("Deny") || label.startsWith("Decline") ? "deny" : "allow",
                        onclick: () => actions.respond(item, result, said) }, label)))
