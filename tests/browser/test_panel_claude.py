@@ -158,6 +158,9 @@ def test_interrupt_stops_the_turn(page, daemon, mock, shots):
     panel.expect_status("idle")
     expect(panel.find(".stop")).to_be_hidden()
     expect(panel.find(".item.assistant.streaming")).to_have_count(0)
+    # The message was taken up: it stays "started"; it is the reply that was cut off.
+    expect(panel.items("user").locator(".delivery")).to_have_text("started")
+    expect(panel.items("assistant").last).to_contain_text("(interrupted)")
     assert len(mock.requests) == 1
 
 

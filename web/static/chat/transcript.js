@@ -582,10 +582,12 @@ export class Transcript {
 
 const ORDER = ["queued", "started", "completed"];
 
-/** The furthest state a message reached: a cancelled or refused one stays so. */
+/** The furthest state a message reached: a cancelled or refused one stays so, and one the agent
+    had started on stays started when its turn is interrupted (the reply is what was cut off). */
 function laterState(current, next) {
   if (!next) return current;
   if (["cancelled", "discarded", "refused"].includes(current)) return current;
+  if (next === "cancelled" && (current === "started" || current === "completed")) return current;
   if (!current || !ORDER.includes(next)) return next;
   return ORDER.indexOf(next) > ORDER.indexOf(current) ? next : current;
 }
