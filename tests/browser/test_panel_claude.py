@@ -114,6 +114,11 @@ def test_an_approval_clicked_allow_and_another_clicked_deny(page, daemon, mock, 
     panel.expect_status("idle")
     assert not (stack / "project" / "denied.txt").exists()
     assert "denied this in the devhost panel" in message_text(mock.requests[3])
+    # After a reload the page still says what the person answered, read from what followed.
+    page.reload()
+    panel.find(".launcher").click() if panel.find(".launcher").is_visible() else None
+    expect(panel.items("approval").nth(0)).to_contain_text("You allowed.")
+    expect(panel.items("approval").nth(1)).to_contain_text("You denied.")
 
 
 def test_an_answer_lost_with_a_dead_socket_or_refused_by_devhost_opens_the_request_again(page, daemon, mock):

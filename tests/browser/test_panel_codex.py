@@ -38,6 +38,11 @@ def test_a_codex_conversation_with_an_accepted_and_a_declined_command(page, daem
     panel.expect_status("idle")
     assert not (stack / "project" / "declined.txt").exists()
     assert "and the other one" in message_text(openai.requests[-1])
+    # After a reload the page still says what the person answered, read from what followed.
+    page.reload()
+    panel.find(".launcher").click() if panel.find(".launcher").is_visible() else None
+    expect(panel.items("approval").nth(0)).to_contain_text("You accepted.")
+    expect(panel.items("approval").nth(1)).to_contain_text("You declined.")
 
 
 def test_closing_a_session_and_resuming_it_from_the_panel(page, daemon, openai, shots):

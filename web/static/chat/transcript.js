@@ -194,7 +194,7 @@ export class Transcript {
     }
     if (item.kind === "approval" || item.kind === "question") {
       const id = String(item.requestId);
-      return { ...item, pending: this.pending.has(id), answer: this.answers.get(id) || null };
+      return { ...item, pending: this.pending.has(id), answer: this.answers.get(id) || item.outcome || null };
     }
     return item;
   }
@@ -321,9 +321,19 @@ export class Transcript {
         tool.isError = block.is_error === true;
         tool.done = true;
         tool.streaming = false;
+        if (tool.request) this._answeredBy(`req:${tool.request}`, claudeOutcome(tool));
       }
       // "[Request interrupted by user]" markers are not shown: the turn's result says it once.
     });
+  }
+
+  /** What a request's answer was, read from what followed it (a reloaded page never saw the
+      answer go out): only where no answer is known already. */
+  _answeredBy(key, outcome) {
+    const request = this.items.get(key);
+    if (!outcome || !request || request.outcome) return;
+    request.outcome = outcome; // what this page answered itself, if it did, still wins (_view)
+    this._bump(key);
   }
 
   _tool(key, name) {
@@ -514,6 +524,7 @@ export class Transcript {
           tool.status = item.status;
           tool.isError = item.status === "failed" || item.status === "declined";
           tool.exitCode = item.exitCode;
+          if (tool.request !== undefined) this._answeredBy(`req:${tool.request}`, codexOutcome(item.status));
         }
         return;
       }
@@ -526,6 +537,7 @@ export class Transcript {
           tool.status = item.status;
           tool.isError = item.status === "failed" || item.status === "declined";
           tool.output = item.status === "completed" ? "Applied." : item.status;
+          if (tool.request !== undefined) this._answeredBy(`req:${tool.request}`, codexOutcome(item.status));
         }
         return;
       }
@@ -552,6 +564,7 @@ export class Transcript {
     const key = `req:${p.id}`;
     if (p.method === "item/commandExecution/requestApproval") {
       const item = this._item(key, () => ({ kind: "approval", harness: "codex", requestId: p.id }));
+      if (this.items.has(`it:${params.itemId}`)) this.items.get(`it:${params.itemId}`).request = p.id;
       item.title = "Run a command";
       item.detail = params.reason || "";
       item.input = { command: params.command, cwd: params.cwd };
@@ -560,6 +573,7 @@ export class Transcript {
     if (p.method === "item/fileChange/requestApproval") {
       const item = this._item(key, () => ({ kind: "approval", harness: "codex", requestId: p.id }));
       const change = this.items.get(`it:${params.itemId}`);
+      if (change) change.request = p.id;
       item.title = "Change files";
       item.detail = params.reason || "";
       item.input = change?.input || { itemId: params.itemId };
@@ -578,6 +592,19 @@ export class Transcript {
     item.detail = "The panel cannot answer this kind of request; interrupt the turn to go on.";
     item.input = params;
   }
+}
+
+/** Claude Code: a tool that ran was allowed; one refused with the words of a denial was denied. */
+function claudeOutcome(tool) {
+  if (!tool.isError) return "allowed";
+  const said = String(tool.output || "");
+  return /denied|doesn't want to proceed|rejected/i.test(said) ? "denied" : null;
+}
+
+/** Codex: a declined item was declined; one that ran (whatever it exited with) was accepted. */
+function codexOutcome(status) {
+  if (status === "declined") return "declined";
+  return status === "completed" || status === "failed" ? "accepted" : null;
 }
 
 const ORDER = ["queued", "started", "completed"];
