@@ -545,7 +545,6 @@ class Chat(pykka.ThreadingActor):
     def on_cli_exit(self, generation: int, code, stderr_tail: str) -> None:
         if not self.link.exited(generation):
             return
-        was_busy = self.link.turn_active
         self.link.pending.clear()
         self.link.turn_active = False
         if not self._open:
@@ -557,7 +556,7 @@ class Chat(pykka.ThreadingActor):
         self.link.fail_sends(reason)
         if not self._history_broken:
             self._error = reason  # the next message starts the CLI again on its own conversation
-        self._after_exit(reason, was_busy)
+        self._after_exit(reason)
         self._publish_state()
 
     def _after_close(self) -> None:
@@ -575,7 +574,7 @@ class Chat(pykka.ThreadingActor):
         elif durable.thread.pending_requests():
             durable.emit(durable.thread.cancel_requests())
 
-    def _after_exit(self, reason: str, was_busy: bool) -> None:
+    def _after_exit(self, reason: str) -> None:
         durable = self.durable
         if durable.frozen or durable.removed:
             return

@@ -85,7 +85,7 @@ class Registry(pykka.ThreadingActor):
             if info.get("activeTurnId") or info.get("running"):
                 # Settle what a stop left running, without waiting for a client.
                 try:
-                    self._load(chat_id)
+                    self._load(chat_id, (record, log))  # read once: not again from disk
                 except Exception as exc:  # noqa: BLE001 - as above
                     daemon_log(f"bug: chat {chat_id} could not be settled at start: {exc!r}")
 
@@ -246,9 +246,9 @@ class Registry(pykka.ThreadingActor):
             self._load(chat_id)
         return self._proxies[chat_id]
 
-    def _load(self, chat_id: str) -> None:
+    def _load(self, chat_id: str, stored=None) -> None:
         try:
-            record, log = self._store.load(chat_id)
+            record, log = stored or self._store.load(chat_id)
         except ChatUnreadable as exc:
             raise ChatError("chat-unreadable", str(exc)) from None
         info = (record or {}).get("info") or {}
@@ -279,8 +279,6 @@ class Registry(pykka.ThreadingActor):
         self._proxies[chat_id] = proxy
         self._records[chat_id] = record
         self._note(chat_id, info)
-        if not any(owner == chat_id for owner in self._sessions.values()):
-            self._sessions[chat_id] = chat_id
 
     def _note(self, chat_id: str, info: dict) -> None:
         self._infos[chat_id] = info

@@ -30,9 +30,14 @@ def texts(core, chat_id: str, kind: str) -> list[str]:
     return [item.get("text") for item in items(core, chat_id) if item["kind"] == kind]
 
 
-def approval_request(sock) -> str:
+def waiting_for_approval(daemon, mock, command: str):
+    """A page's session whose CLI asks to run ``command``: (record, socket, request id)."""
+    mock.add(tool_use_reply("Bash", {"command": command, "description": "Create it"}), text_reply("Made it."))
+    record = daemon.create_session()
+    sock = daemon.connect(record["id"])
+    sock.send_message("make the file")
     state = sock.wait_for(lambda f: f["type"] == "state" and f["pendingRequestIds"], what="an approval")
-    return state["pendingRequestIds"][0]
+    return record, sock, state["pendingRequestIds"][0]
 
 
 def test_a_panel_session_is_listed_by_the_core_with_its_items(daemon, core, mock, stack):
@@ -51,12 +56,7 @@ def test_a_panel_session_is_listed_by_the_core_with_its_items(daemon, core, mock
 
 
 def test_a_panel_approval_answered_on_the_core_is_settled_for_the_page(daemon, core, mock, stack):
-    mock.add(tool_use_reply("Bash", {"command": "touch from-core.txt", "description": "Create it"}),
-             text_reply("Made it."))
-    record = daemon.create_session()
-    sock = daemon.connect(record["id"])
-    sock.send_message("make the file")
-    request_id = approval_request(sock)
+    record, sock, request_id = waiting_for_approval(daemon, mock, "touch from-core.txt")
     core.chats.attach(record["chatId"])
     wait_until(lambda: any(i["kind"] == "approval" and i["decision"] == "pending"
                            for i in items(core, record["chatId"])), what="the approval item")
@@ -73,12 +73,7 @@ def test_a_panel_approval_answered_on_the_core_is_settled_for_the_page(daemon, c
 
 
 def test_an_approval_answered_in_the_page_is_refused_on_the_core(daemon, core, mock, stack):
-    mock.add(tool_use_reply("Bash", {"command": "touch from-page.txt", "description": "Create it"}),
-             text_reply("Made it."))
-    record = daemon.create_session()
-    sock = daemon.connect(record["id"])
-    sock.send_message("make the file")
-    request_id = approval_request(sock)
+    record, sock, request_id = waiting_for_approval(daemon, mock, "touch from-page.txt")
     sock.send({"type": "respond", "requestId": request_id, "result": {"behavior": "allow", "updatedInput": {
         "command": "touch from-page.txt", "description": "Create it"}}})
     sock.wait_event(lambda p: p["type"] == "result" and p.get("result") == "Made it.")
