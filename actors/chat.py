@@ -131,6 +131,21 @@ class Chat(pykka.ThreadingActor):
         self.native.detach(subscriber)
         self.link.forget_origin(subscriber)
 
+    def thread_attach(self, sink, since: int | None = None) -> dict:
+        """Registers a thread socket (the panel's): the session's record and the chat's items
+        (a snapshot, or the events after ``since`` while the log still has them all); live item
+        events, states, its own sends' results and notices follow. Its subscriber id is an
+        origin of sends like a chat socket's."""
+        subscriber = self.native.attach_item_reader(sink)
+        answer = self.durable.attach(sink, since, None)
+        answer["reader"] = answer.pop("subscriber")
+        return {**answer, "subscriber": subscriber, "session": self.record()}
+
+    @guarded
+    def thread_detach(self, subscriber: int, reader: int) -> None:
+        self.durable.detach(reader)
+        self.detach(subscriber)
+
     @guarded
     def send(self, subscriber: int, command: Send, prompt: str) -> None:
         if not self._open:
@@ -424,11 +439,13 @@ class Chat(pykka.ThreadingActor):
             self.durable.emit(self.durable.thread.refresh_info())
         if origin != CORE and not self.durable.frozen:
             # A page's message is a turn of the thread too (or joins the one running).
+            # Named by the command id, so the page that sent it finds its message among the items.
+            user_id, images = f"user-{command.command_id}", len(command.images)
             turn = self.durable.thread.active_turn()
             if turn is not None and turn["state"] == "running":
-                self.durable.emit(self.durable.thread.add_user(turn["id"], command.text))
+                self.durable.emit(self.durable.thread.add_user(turn["id"], command.text, user_id, images))
             else:
-                self.durable.open_turn(host_id("turn"), command.text)
+                self.durable.open_turn(host_id("turn"), command.text, user_id, images=images)
         self._publish_state()
 
     def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:

@@ -157,13 +157,14 @@ class DurableFace:
 
     # ---- turns ---------------------------------------------------------------------------------
 
-    def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None) -> None:
+    def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None,
+                  images: int = 0) -> None:
         info = self.info
         info["queuePaused"] = False  # anything dispatching resumes the queue
         if not info.get("suggestedTitle"):
             info["suggestedTitle"] = suggested_title(text)  # the first message names the chat
         self.emit(self.thread.open_turn(turn_id))
-        self.emit(self.thread.add_user(turn_id, text, user_id))
+        self.emit(self.thread.add_user(turn_id, text, user_id, images))
         if queued_id is not None:
             info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
             self.emit(self.thread.refresh_info())

@@ -25,6 +25,9 @@ class NativeFace:
         self.session_id = session_id
         self._history = history or EventHistory()
         self._sockets: dict[int, object] = {}
+        # Thread sockets (the panel's, web/thread_socket.py): told the session's state, their own
+        # sends' results and notices, but not native frames (they read the chat's items instead).
+        self._item_readers: set[int] = set()
         self._ids = itertools.count(1)
         self._watched: int | None = None  # the socket that sent last: the page a person watches
 
@@ -39,18 +42,27 @@ class NativeFace:
         self._sockets[subscriber] = sink
         return subscriber, self._history.reader()
 
+    def attach_item_reader(self, sink) -> int:
+        """A subscriber id for a thread socket: an origin of sends like any socket, told
+        everything a chat socket is told except the native frames."""
+        subscriber = next(self._ids)
+        self._sockets[subscriber] = sink
+        self._item_readers.add(subscriber)
+        return subscriber
+
     def detach(self, subscriber: int) -> None:
         self._sockets.pop(subscriber, None)
+        self._item_readers.discard(subscriber)
 
     def watched(self, subscriber: int) -> None:
         """The socket that just sent: it is told everything first (its writer wakes first), so
         the page where a person waits for the answer is never the last of many."""
         self._watched = subscriber
 
-    def _in_order(self) -> list:
-        sinks = list(self._sockets.values())
+    def _in_order(self, skip=()) -> list:
+        sinks = [sink for subscriber, sink in self._sockets.items() if subscriber not in skip]
         first = self._sockets.get(self._watched)
-        if first is not None and sinks[0] is not first:
+        if first is not None and sinks and sinks[0] is not first and first in sinks:
             sinks.remove(first)
             sinks.insert(0, first)
         return sinks
@@ -62,6 +74,7 @@ class NativeFace:
         for sink in self._sockets.values():
             sink.close(code)
         self._sockets.clear()
+        self._item_readers.clear()
 
     # ---- what the sockets are told -------------------------------------------------------------
 
@@ -70,7 +83,8 @@ class NativeFace:
         HistoryWriteError propagates: the caller stops the CLI rather than lose an event."""
         first = self._history.append_many(raws)
         message = NativeEvents(first, tuple(raws))
-        for sink in self._in_order():
+        readers = self._item_readers
+        for sink in self._in_order(skip=readers) if readers else self._in_order():
             sink.push(message)
 
     def publish(self, record: dict, pending) -> None:

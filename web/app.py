@@ -25,6 +25,7 @@ from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
 from web import security
 from web.chat_socket import serve_chat_socket
+from web.thread_socket import parse_since, serve_thread_socket
 from web.commands import check_model
 from web.routing import RouteError, resolve_directory
 
@@ -116,6 +117,10 @@ class DevhostApp:
             "/__devhost__/ws/chat": Endpoint(
                 check=lambda environ: _chat_for_socket(context, environ),
                 serve=lambda ws, environ, found: serve_chat_socket(
+                    ws, context, *found, _request_hostname(context, environ))),
+            "/__devhost__/ws/thread": Endpoint(
+                check=lambda environ: _chat_for_socket(context, environ, thread=True),
+                serve=lambda ws, environ, found: serve_thread_socket(
                     ws, context, *found, _request_hostname(context, environ))),
         }
         self.fallback = plain_page(context)
@@ -210,11 +215,18 @@ def _directory(context: Context, environ, page_url, target) -> str:
         raise Refusal(exc.status, str(exc)) from None
 
 
-def _chat_for_socket(context: Context, environ):
+def _chat_for_socket(context: Context, environ, thread: bool = False):
     query = _query(environ)
     session_id = query.get("sessionId")
     if not session_id:
         raise Refusal(400, "sessionId is required in the WebSocket address")
+    if thread:
+        if _request_hostname(context, environ) is None:
+            raise Refusal(403, "the thread socket belongs to a routed page: connect from the page's own hostname")
+        try:
+            parse_since(query.get("since"))
+        except ValueError as exc:
+            raise Refusal(400, str(exc)) from None
     directory = _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
     chat, record = _ask(context.registry.session(session_id))
     if chat is None or record["projectRootPath"] != directory:

@@ -17,7 +17,7 @@ from actors.tell import tell
 from storage.manifest import prompt_for
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
-from web.sinks import SocketSink, abort, write_live
+from web.sinks import SocketSink, abort, encoded_once, write_live
 from web.websocket import MessageTooBig
 
 def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
@@ -25,7 +25,7 @@ def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) 
     try:
         subscriber, record, pending, reader = chat.attach(sink).get(timeout=10)
     except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
-        ws.send_text(_frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
+        ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
         ws.close(1011)
         return
     writer = spawn_logged(_write, ws, sink, record, pending, reader)
@@ -39,26 +39,33 @@ def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) 
             writer.kill(block=False)
 
 
-def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
+MOVED = ("this page's checkout changed since the session started; the session keeps working in its "
+         "own directory: open a new session for the current checkout")
+
+
+def commands(ws, sink, parse, refuse):
+    """A page's commands as they come, parsed; an unreadable one is refused (``refuse(error)``)
+    and skipped. Ends when the page closes, or with a 1009 close for a frame over the limit."""
     while not sink.closed:
         try:
             message = ws.receive()
         except MessageTooBig:
-            sink.push(_frame({"type": "error", "message": "a frame over 16 MiB was refused; a send must fit in 8 MiB"}))
+            sink.push(frame({"type": "error", "message": "a frame over 16 MiB was refused; a send must fit in 8 MiB"}))
             sink.close(1009, "message too big")
             return
         if message is None:
             return
         try:
-            command = parse_command(message)
+            yield parse(message)
         except CommandError as exc:
-            sink.push(_refusal(exc.command_id, str(exc), chat_id=query.get("sessionId")))
-            continue
-        where = _directory_now(context, query, request_hostname)
-        if where != root:
-            text = ("this page's checkout changed since the session started; the session keeps working in its "
-                    "own directory: open a new session for the current checkout")
-            sink.push(_refusal(getattr(command, "command_id", None), text, chat_id=query.get("sessionId")))
+            sink.push(refuse(exc))
+
+
+def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
+    session_id = query.get("sessionId")
+    for command in commands(ws, sink, parse_command, lambda exc: refusal(exc.command_id, str(exc), session_id)):
+        if directory_now(context, query, request_hostname) != root:
+            sink.push(refusal(getattr(command, "command_id", None), MOVED, chat_id=session_id))
             continue
         if isinstance(command, Send):
             tell(chat, "send", subscriber, command, prompt_for(context.manifests.current(), root))
@@ -68,7 +75,7 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             tell(chat, "respond", subscriber, command.request_id, command.result)
 
 
-def _directory_now(context, query, request_hostname) -> str | None:
+def directory_now(context, query, request_hostname) -> str | None:
     try:
         return resolve_directory(context.manifests.current(), query.get("pageURL"), query.get("chatTarget"),
                                  request_hostname=request_hostname, source_root=context.source_root)
@@ -102,43 +109,34 @@ def _snapshot_pieces(record, pending, reader):
     yield b"]}"
 
 
-_last_encoded: list = [None, None]  # (message, frames): every socket of a chat is told the same object
-
-
-def encode(message) -> list[bytes]:
-    """The Chat API's frames for what a conversation tells a socket (actors/messages.py).
-    A native event's payload is the CLI's own line, spliced in as it is: never re-encoded.
-    A chat tells all its sockets the same message in a row, so it is encoded once for them."""
-    if _last_encoded[0] is message:
-        return _last_encoded[1]
-    frames = _encode(message)
-    _last_encoded[:] = [message, frames]
-    return frames
-
-
 def _encode(message) -> list[bytes]:
+    """The Chat API's frames for what a conversation tells a socket (actors/messages.py).
+    A native event's payload is the CLI's own line, spliced in as it is: never re-encoded."""
     if isinstance(message, NativeEvents):
         return [b'{"type":"event","sequence":%d,"payload":%s}' % (sequence, raw)
                 for sequence, raw in enumerate(message.raws, message.first)]
     if isinstance(message, SessionState):
-        return [_frame({"type": "state", "session": message.record, "pendingRequestIds": list(message.pending)})]
+        return [frame({"type": "state", "session": message.record, "pendingRequestIds": list(message.pending)})]
     if isinstance(message, CommandResult):
         result = {"type": "command_result", "sessionId": message.session_id, "commandId": message.command_id}
         if message.error is not None:
             result["error"] = message.error
         else:
             result["delivery"] = message.delivery
-        return [_frame(result)]
+        return [frame(result)]
     if isinstance(message, Notice):
-        return [_frame({"type": "error", "message": message.message})]
+        return [frame({"type": "error", "message": message.message})]
     raise TypeError(f"a chat socket has no frame for {message!r}")
 
 
-def _refusal(command_id, message: str, chat_id=None) -> bytes:
+encode = encoded_once(_encode)
+
+
+def refusal(command_id, message: str, chat_id=None) -> bytes:
     if command_id:
-        return _frame({"type": "command_result", "sessionId": chat_id, "commandId": command_id, "error": message})
-    return _frame({"type": "error", "message": message})
+        return frame({"type": "command_result", "sessionId": chat_id, "commandId": command_id, "error": message})
+    return frame({"type": "error", "message": message})
 
 
-def _frame(value) -> bytes:
+def frame(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()

@@ -24,6 +24,21 @@ BATCH_BYTES = 256 * 1024  # about this many bytes, go out in one write
 TOO_SLOW = (1013, "client too slow; reconnect for a snapshot")
 
 
+def encoded_once(encode_one):
+    """An encoder that encodes a message once for all the sockets it goes to: a chat tells
+    every socket of a conversation the same message object in a row."""
+    last: list = [None, None]  # (message, frames)
+
+    def encode(message) -> list[bytes]:
+        if last[0] is message:
+            return last[1]
+        frames = encode_one(message)
+        last[:] = [message, frames]
+        return frames
+
+    return encode
+
+
 class SocketSink:
     """What an actor holds for a socket: push and close never block the actor."""
 

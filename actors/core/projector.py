@@ -41,6 +41,11 @@ class ClaudeProjector:
             return self._request(frame)
         if kind == "control_cancel_request":
             return self._withdraw(frame.get("request_id"))
+        if kind == "system" and frame.get("subtype") == "api_retry":
+            status = f"{frame['error_status']} " if frame.get("error_status") else ""
+            return [("upsert", {"id": self._id(f"retry-{frame.get('uuid')}"), "kind": "note", "level": "info",
+                                "text": f"API error {status}{frame.get('error') or ''}; retrying (attempt "
+                                        f"{frame.get('attempt')} of {frame.get('max_retries')})."})]
         if kind == "system" and frame.get("subtype") == "compact_boundary":
             meta = frame.get("compact_metadata") or {}
             return [("upsert", {"id": self._id(f"compact-{frame.get('uuid')}"), "kind": "compaction",
@@ -175,12 +180,17 @@ class ClaudeProjector:
         return "deny"
 
 
+OUTPUT_CHARS = 64 * 1024  # of a command's streamed output, kept while it runs
+
+
 class CodexProjector:
     provider = "codex"
 
     def __init__(self, generation: str):
         self.gen = generation
         self._natives: dict[str, object] = {}  # requestId in the thread -> the CLI's own id
+        self._outputs: dict[str, str] = {}  # a running command's output so far (its newest OUTPUT_CHARS)
+        self._retries = 0
 
     def _id(self, ref) -> str:
         return f"{self.gen}:{ref}"
@@ -200,8 +210,15 @@ class CodexProjector:
                      {"id": self._id(f"{params.get('itemId')}:think"), "kind": "thinking", "text": "",
                       "streaming": True, "endedAt": None})]
         if method == "item/commandExecution/outputDelta":
-            return [("upsert", {"id": self._id(params.get("itemId")), "kind": "tool",
-                                "progress": {"output": params.get("delta")}})]
+            ref = params.get("itemId")
+            output = (self._outputs.get(ref, "") + (params.get("delta") or ""))[-OUTPUT_CHARS:]
+            self._outputs[ref] = output
+            return [("upsert", {"id": self._id(ref), "kind": "tool", "output": output})]
+        if method == "error" and params.get("willRetry"):
+            error = params.get("error") if isinstance(params.get("error"), dict) else {}
+            self._retries += 1
+            return [("upsert", {"id": self._id(f"retry-{self._retries}"),
+                                "kind": "note", "level": "info", "text": error.get("message") or "Retrying…"})]
         if method == "serverRequest/resolved":
             request_id = self._id(params.get("requestId"))
             self._natives.pop(request_id, None)
@@ -222,11 +239,14 @@ class CodexProjector:
             return [("upsert", {"id": self._id(f"{ref}:think"), "kind": "thinking", "text": text,
                                 "streaming": False, "endedAt": None})]
         if kind == "commandExecution":
+            if done:
+                self._outputs.pop(ref, None)
             state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
             return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref, "name": "shell",
                                 "input": {"command": item.get("command"), "cwd": item.get("cwd")},
                                 "output": item.get("aggregatedOutput"), "state": state if done else "running",
-                                "parentToolUseId": None})]
+                                "parentToolUseId": None,
+                                **({"exitCode": item["exitCode"]} if isinstance(item.get("exitCode"), int) else {})})]
         if kind == "fileChange":
             state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
             changes = [{"path": c.get("path"), "kind": (c.get("kind") or {}).get("type", "update"),

@@ -129,8 +129,11 @@ class Thread:
         self.info["activeTurnId"] = turn_id
         return events + self.refresh_info()
 
-    def add_user(self, turn_id: str, text: str, item_id: str | None = None) -> list[dict]:
-        return self.upsert({"id": item_id or host_id("user"), "kind": "user", "turnId": turn_id, "text": text})
+    def add_user(self, turn_id: str, text: str, item_id: str | None = None, images: int = 0) -> list[dict]:
+        item = {"id": item_id or host_id("user"), "kind": "user", "turnId": turn_id, "text": text}
+        if images:
+            item["images"] = images  # how many went with it (the images themselves are the CLI's)
+        return self.upsert(item)
 
     def note(self, level: str, text: str, turn_id: str | None = None, item_id: str | None = None) -> list[dict]:
         return self.upsert({"id": item_id or host_id("note"), "kind": "note", "level": level, "text": text,

@@ -114,9 +114,10 @@ class Daemon:
 
     # ---- WebSocket ---------------------------------------------------------------------------
 
-    def connect(self, session_id: str, hostname: str = "app.localhost", origin: str | None = "same") -> "ChatSocket":
+    def connect(self, session_id: str, hostname: str = "app.localhost", origin: str | None = "same",
+                path: str = "chat", extra: str = "") -> "ChatSocket":
         host = self.host(hostname)
-        url = f"ws://127.0.0.1:{self.port}/__devhost__/ws/chat?sessionId={session_id}&{self.query(hostname)}"
+        url = f"ws://127.0.0.1:{self.port}/__devhost__/ws/{path}?sessionId={session_id}&{self.query(hostname)}{extra}"
         options = {"host": host, "timeout": 30}
         if origin == "same":
             options["origin"] = f"http://{host}"
@@ -124,7 +125,14 @@ class Daemon:
             options["origin"] = origin
         else:
             options["suppress_origin"] = True
-        return ChatSocket(websocket.create_connection(url, **options))
+        socket = websocket.create_connection(url, **options)
+        return ThreadSocket(socket) if path == "thread" else ChatSocket(socket)
+
+    def connect_thread(self, session_id: str, hostname: str = "app.localhost", since: int | None = None,
+                       origin: str | None = "same") -> "ThreadSocket":
+        """The panel's socket: the conversation's items (a snapshot, or what came after ``since``)."""
+        extra = f"&since={since}" if since is not None else ""
+        return self.connect(session_id, hostname, origin, path="thread", extra=extra)
 
     # ---- stopping ----------------------------------------------------------------------------
 
@@ -211,6 +219,39 @@ class ChatSocket:
             pass
 
 
+class ThreadSocket(ChatSocket):
+    """The panel's thread socket: it starts with a snapshot of items, or ``resumed``."""
+
+    FIRST = ("snapshot", "resumed")
+
+    def __init__(self, ws: websocket.WebSocket):
+        self.ws = ws
+        self.frames: list[dict] = []
+        self.close_code = None
+        self.snapshot = self.next()
+        assert self.snapshot["type"] in self.FIRST, self.snapshot
+
+    def wait_item(self, predicate, timeout: float = 60, what: str = "an item") -> dict:
+        """The first ``item`` event whose item matches (already received ones count)."""
+        return self.wait_for(lambda f: f["type"] == "event" and f["event"]["type"] == "item"
+                             and predicate(f["event"]["item"]), timeout, what)["event"]["item"]
+
+    def items(self) -> dict[str, dict]:
+        """Every item as this socket knows it: the snapshot's, then each event applied."""
+        found = {item["id"]: dict(item) for item in self.snapshot.get("items", [])}
+        for f in self.frames:
+            if f["type"] != "event":
+                continue
+            event = f["event"]
+            if event["type"] == "item":
+                found[event["item"]["id"]] = dict(event["item"])
+            elif event["type"] == "delta" and event["itemId"] in found:
+                found[event["itemId"]]["text"] = found[event["itemId"]].get("text", "") + event["text"]
+            elif event["type"] == "reset":
+                found = {}
+        return found
+
+
 class ConnectionClosed(Exception):
     def __init__(self, code):
         super().__init__(f"socket closed with {code}")
@@ -218,6 +259,9 @@ class ConnectionClosed(Exception):
 
 
 def _short(frame: dict) -> str:
+    if frame.get("type") == "event" and "event" in frame:
+        event = frame["event"]
+        return f"event:{event['type']}/{event.get('item', {}).get('kind', '')}"
     if frame.get("type") == "event":
         payload = frame["payload"]
         return f"event:{payload.get('type')}/{payload.get('subtype') or payload.get('state') or ''}"

@@ -1,0 +1,170 @@
+"""The panel's thread socket: one conversation as the chat core's items, scoped to a page.
+
+``/__devhost__/ws/thread?sessionId=&pageURL=&chatTarget=[&since=N]`` on a routed hostname,
+under the chat socket's rules (Host, exact Origin, refused before the upgrade, the page's
+directory checked on attach and again before every command). The items are the one
+projection of the CLI's frames (actors/core/projector.py): the panel renders them and decodes
+nothing itself. The native chat socket (web/chat_socket.py) stays as it is, for integrations.
+
+Frames to the page:
+- ``{type: "snapshot", session, seq, info, items}``: everything, on attach;
+- ``{type: "resumed", session, seq}``: on attach with ``since`` while the chat's log still holds
+  every event after it; the events follow as ordinary ``event`` frames;
+- ``{type: "event", seq, event}``: one item event (``item``, ``delta``, ``info``, ``reset``);
+- ``{type: "state", session}``, ``{type: "command_result", ...}``, ``{type: "error", message}``
+  as on the chat socket; an answer refused names its request: ``{type: "error", requestId, message}``.
+
+Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approve {requestId,
+decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
+in the chat core's words (the projector turns them into the CLI's own answer).
+"""
+from __future__ import annotations
+
+import json
+
+from actors.chatlog import daemon_log
+from actors.errors import ChatError
+from actors.guard import spawn_logged
+from actors.messages import ChatEvent, CommandResult, Notice, SessionState
+from actors.tell import tell
+from storage.manifest import prompt_for
+from web.chat_socket import MOVED, commands, directory_now, frame, refusal
+from web.chat_socket import encode as chat_encode
+from web.commands import CommandError, Interrupt, Send, parse_command
+from web.sinks import SocketSink, abort, encoded_once, write_live
+
+ASK_TIMEOUT = 10.0
+DECISIONS = ("allow", "allow-always", "deny")
+
+
+def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
+    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
+    try:
+        since = parse_since(query.get("since"))
+        attached = chat.thread_attach(sink, since).get(timeout=ASK_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
+        ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
+        ws.close(1011)
+        return
+    writer = spawn_logged(_write, ws, sink, _first_frames(attached))
+    try:
+        _read(ws, context, chat, attached["subscriber"], record["projectRootPath"], query, request_hostname, sink)
+    finally:
+        tell(chat, "thread_detach", attached["subscriber"], attached["reader"])
+        sink.close(1000)
+        writer.join(timeout=5)
+        if not writer.dead:
+            writer.kill(block=False)
+
+
+def parse_since(value) -> int | None:
+    """``since`` from the address: a sequence number, or None (a snapshot)."""
+    if value is None or value == "":
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise ValueError("since must be a sequence number (0 or more)")
+    return int(value)
+
+
+def _first_frames(attached: dict) -> list[bytes]:
+    if "events" in attached:
+        first = attached["seq"] - len(attached["events"]) + 1
+        return [frame({"type": "resumed", "session": attached["session"], "seq": first - 1})] + \
+            [_event(seq, event) for seq, event in enumerate(attached["events"], first)]
+    return [frame({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
+                   "info": attached["info"], "items": attached["items"]})]
+
+
+def _write(ws, sink, first: list[bytes]) -> None:
+    try:
+        ws.send_texts(first)
+    except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
+        if not ws.closed:
+            daemon_log(f"thread socket writer stopped: {exc!r}")
+            abort(ws)
+        sink.closed = True
+        return
+    write_live(ws, sink)
+
+
+def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
+    session_id = query.get("sessionId")
+    for command in commands(ws, sink, _parse, lambda exc: refusal(exc.command_id, str(exc), chat_id=session_id)):
+        if directory_now(context, query, request_hostname) != root:
+            sink.push(_answer_refused(command, MOVED, session_id))
+            continue
+        if isinstance(command, Send):
+            tell(chat, "send", subscriber, command, prompt_for(context.manifests.current(), root))
+        elif isinstance(command, Interrupt):
+            tell(chat, "interrupt", subscriber)
+        else:
+            _settle(chat, command, sink)
+
+
+def _answer_refused(command, text: str, session_id) -> bytes:
+    if isinstance(command, dict):
+        return frame({"type": "error", "requestId": command["requestId"], "message": text})
+    return refusal(getattr(command, "command_id", None), text, chat_id=session_id)
+
+
+def _settle(chat, command: dict, sink) -> None:
+    """An approval or a question answered in the core's words: asked, so a refusal (answered
+    already, withdrawn) goes back to this page naming the request."""
+    try:
+        if command["type"] == "approve":
+            chat.approve(command["requestId"], command["decision"], command.get("message")).get(timeout=ASK_TIMEOUT)
+        else:
+            chat.answer(command["requestId"], command["answers"]).get(timeout=ASK_TIMEOUT)
+    except ChatError as exc:
+        sink.push(frame({"type": "error", "requestId": command["requestId"], "message": str(exc)}))
+    except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may answer again
+        sink.push(frame({"type": "error", "requestId": command["requestId"],
+                         "message": f"the answer was not taken ({type(exc).__name__}); answer again"}))
+
+
+def _parse(message):
+    """A page's frame: a send or interrupt (web/commands.py), or an answer in the core's words."""
+    try:
+        value = json.loads(message)
+    except (ValueError, RecursionError):
+        value = None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind not in ("approve", "answer"):
+        command = parse_command(message)
+        if not isinstance(command, (Send, Interrupt)):
+            raise CommandError("on the thread socket a request is answered with approve or answer, not respond")
+        return command
+    request_id = value.get("requestId")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        raise CommandError(f"{kind} needs the requestId of the approval or question it answers")
+    if kind == "approve":
+        if value.get("decision") not in DECISIONS:
+            raise CommandError(f"approve needs a decision: one of {', '.join(DECISIONS)}")
+        said = value.get("message")
+        if said is not None and (not isinstance(said, str) or len(said) > 4000):
+            raise CommandError("an approval's message must be text of at most 4000 characters")
+        return {"type": kind, "requestId": request_id, "decision": value["decision"], "message": said}
+    answers = value.get("answers")
+    if not isinstance(answers, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 20_000
+                                                for k, v in answers.items()):
+        raise CommandError("answer needs answers: {questionId: the answer's text}")
+    return {"type": kind, "requestId": request_id, "answers": answers}
+
+
+# ---- encoding ---------------------------------------------------------------------------------
+
+def _encode(message) -> list[bytes]:
+    if isinstance(message, ChatEvent):
+        return [_event(message.seq, message.event)]
+    if isinstance(message, SessionState):
+        return [frame({"type": "state", "session": message.record})]
+    if isinstance(message, (CommandResult, Notice)):
+        return chat_encode(message)  # the same frames as the chat socket's
+    raise TypeError(f"a thread socket has no frame for {message!r}")
+
+
+encode = encoded_once(_encode)
+
+
+def _event(seq: int, event: dict) -> bytes:
+    return frame({"type": "event", "seq": seq, "event": event})
