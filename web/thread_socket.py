@@ -89,7 +89,7 @@ def _write(ws, sink, first: list[bytes]) -> None:
 
 def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
     session_id = query.get("sessionId")
-    for command in commands(ws, sink, _parse, lambda exc: refusal(exc.command_id, str(exc), chat_id=session_id)):
+    for command in commands(ws, sink, _parse, lambda exc: _unreadable(exc, session_id)):
         if directory_now(context, query, request_hostname) != root:
             sink.push(_answer_refused(command, MOVED, session_id))
             continue
@@ -139,16 +139,30 @@ def _parse(message):
         raise CommandError(f"{kind} needs the requestId of the approval or question it answers")
     if kind == "approve":
         if value.get("decision") not in DECISIONS:
-            raise CommandError(f"approve needs a decision: one of {', '.join(DECISIONS)}")
+            raise AnswerRefused(request_id, f"approve needs a decision: one of {', '.join(DECISIONS)}")
         said = value.get("message")
         if said is not None and (not isinstance(said, str) or len(said) > 4000):
-            raise CommandError("an approval's message must be text of at most 4000 characters")
+            raise AnswerRefused(request_id, "an approval's message must be text of at most 4000 characters")
         return {"type": kind, "requestId": request_id, "decision": value["decision"], "message": said}
     answers = value.get("answers")
     if not isinstance(answers, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 20_000
                                                 for k, v in answers.items()):
-        raise CommandError("answer needs answers: {questionId: the answer's text}")
+        raise AnswerRefused(request_id, "answer needs answers: {questionId: the answer's text}")
     return {"type": kind, "requestId": request_id, "answers": answers}
+
+
+class AnswerRefused(CommandError):
+    """An answer that cannot be read: refused naming its request, which is open again."""
+
+    def __init__(self, request_id, message: str):
+        super().__init__(message)
+        self.request_id = request_id
+
+
+def _unreadable(exc: CommandError, session_id) -> bytes:
+    if isinstance(exc, AnswerRefused):
+        return frame({"type": "error", "requestId": exc.request_id, "message": str(exc)})
+    return refusal(exc.command_id, str(exc), chat_id=session_id)
 
 
 # ---- encoding ---------------------------------------------------------------------------------

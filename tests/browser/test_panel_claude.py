@@ -95,30 +95,34 @@ def test_an_approval_clicked_allow_and_another_clicked_deny(page, daemon, mock, 
     panel = Panel(page, daemon).open()
     panel.send("make the first file")
     panel.expect_status("requires_action")
-    approval = panel.items("approval")
-    expect(approval).to_contain_text("touch allowed.txt")
+    # The approval asks inside the tool call it is for: one card, not a second one below it.
+    tool = panel.items("tool").first
+    expect(tool).to_contain_text("touch allowed.txt")
+    expect(tool).to_have_attribute("data-status", "asking")
+    expect(panel.items("approval")).to_have_count(0)
     shots(page, "04-approval")
     page.reload()  # a reloaded page learns from the snapshot that the request still waits
-    expect(approval.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
-    approval.get_by_role("button", name="Allow", exact=True).click()
+    expect(tool.get_by_role("button", name="Allow", exact=True)).to_be_enabled()
+    tool.get_by_role("button", name="Allow", exact=True).click()
     expect(panel.items("assistant").last).to_have_text("Made it.")
-    expect(approval).to_contain_text("You allowed.")
-    expect(panel.items("tool").first).to_have_attribute("data-status", "done")
+    expect(tool).to_contain_text("You allowed.")
+    expect(tool).to_have_attribute("data-status", "done")
     assert (stack / "project" / "allowed.txt").exists()
 
     panel.send("now the second")
-    expect(panel.items("approval").nth(1).get_by_role("button", name="Deny")).to_be_visible()
-    panel.items("approval").nth(1).get_by_role("button", name="Deny").click()
+    second = panel.items("tool").nth(1)
+    expect(second.get_by_role("button", name="Deny")).to_be_visible()
+    second.get_by_role("button", name="Deny").click()
     expect(panel.items("assistant").last).to_have_text("Understood, I did not.")
-    expect(panel.items("tool").nth(1)).to_have_attribute("data-status", "error")
+    expect(second).to_have_attribute("data-status", "error")
     panel.expect_status("idle")
     assert not (stack / "project" / "denied.txt").exists()
     assert "denied this in the devhost panel" in message_text(mock.requests[3])
-    # After a reload the page still says what the person answered, read from what followed.
+    # After a reload the page still says what the person answered: the decision is an item's.
     page.reload()
     panel.find(".launcher").click() if panel.find(".launcher").is_visible() else None
-    expect(panel.items("approval").nth(0)).to_contain_text("You allowed.")
-    expect(panel.items("approval").nth(1)).to_contain_text("You denied.")
+    expect(panel.items("tool").nth(0)).to_contain_text("You allowed.")
+    expect(panel.items("tool").nth(1)).to_contain_text("You denied.")
 
 
 def test_an_answer_lost_with_a_dead_socket_or_refused_by_devhost_opens_the_request_again(page, daemon, mock):
@@ -127,29 +131,29 @@ def test_an_answer_lost_with_a_dead_socket_or_refused_by_devhost_opens_the_reque
     panel = Panel(page, daemon).open()
     panel.send("make the file")
     panel.expect_status("requires_action")
-    approval = panel.items("approval")
-    allow = approval.get_by_role("button", name="Allow", exact=True)
+    tool = panel.items("tool")
+    allow = tool.get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_enabled()
-    # devhostd refuses the answer (here: to a request id it never asked): the buttons come back.
+    # devhostd refuses the answer (here: a decision it does not know): the buttons come back.
     page.evaluate("""() => { const socket = window.__devhostChat.connection.socket; const send = socket.send.bind(socket);
                      socket.send = (data) => { const f = JSON.parse(data);
-                       if (f.type === 'respond') f.requestId = 'no-such-request'; send(JSON.stringify(f)); }; }""")
+                       if (f.type === 'approve') f.decision = 'perhaps'; send(JSON.stringify(f)); }; }""")
     allow.click()
-    expect(panel.items("error")).to_contain_text("is not pending")
+    expect(panel.find(".hint")).to_contain_text("The answer was not taken")
     expect(allow).to_be_enabled()
-    expect(approval).not_to_contain_text("You allowed.")
+    expect(tool).not_to_contain_text("You allowed.")
     # The socket is silently dead: send() returns, the answer never arrives. After the
-    # reconnect the snapshot still lists the request, so it is open again, not "You allowed.".
+    # reconnect the request still waits, so it is open again, not "You allowed.".
     page.evaluate("() => { window.__devhostChat.connection.socket.send = () => {}; }")
     allow.click()
-    expect(approval).to_contain_text("You allowed.")
+    expect(tool).to_contain_text("You allowed.")
     kill_connections_to(daemon.port)
     expect(panel.find(".link")).to_have_attribute("data-state", "open")
     expect(allow).to_be_enabled()
-    expect(approval).not_to_contain_text("You allowed.")
+    expect(tool).not_to_contain_text("You allowed.")
     allow.click()
     expect(panel.items("assistant").last).to_have_text("Made it late.")
-    expect(approval).to_contain_text("You allowed.")
+    expect(tool).to_contain_text("You allowed.")
     panel.expect_status("idle")
 
 
@@ -165,7 +169,7 @@ def test_interrupt_stops_the_turn(page, daemon, mock, shots):
     expect(panel.find(".item.assistant.streaming")).to_have_count(0)
     # The message was taken up: it stays "started"; it is the reply that was cut off.
     expect(panel.items("user").locator(".delivery")).to_have_text("started")
-    expect(panel.items("assistant").last).to_contain_text("(interrupted)")
+    expect(panel.items("notice").last).to_have_text("Interrupted.")  # after the reply it cut off
     assert len(mock.requests) == 1
 
 
@@ -397,13 +401,13 @@ def test_thousands_of_events_render_the_tail_and_page_older_items_in(page, daemo
     page.evaluate("""() => {
         const panel = window.__devhostChat;
         panel.session = {id: "synthetic", harness: "claude-code", status: "idle", projectRootPath: ""};
-        const events = [];
+        const items = [];
         for (let n = 0; n < 2500; n++) {
-            events.push({type: "user", isReplay: true, uuid: `u${n}`, message: {role: "user", content: `question ${n}`}});
-            events.push({type: "assistant", message: {id: `m${n}`, content: [{type: "text", text: `answer ${n}`}]}});
+            items.push({id: `t${n}`, kind: "turn", turnId: `t${n}`, state: "done"});
+            items.push({id: `user-u${n}`, kind: "user", turnId: `t${n}`, text: `question ${n}`});
+            items.push({id: `a${n}`, kind: "assistant", turnId: `t${n}`, text: `answer ${n}`, streaming: false});
         }
-        panel._onFrame({type: "snapshot", session: panel.session, pendingRequestIds: [],
-                        events: events.map((payload, i) => ({type: "event", sequence: i + 1, payload}))});
+        panel._onFrame({type: "snapshot", session: panel.session, seq: items.length, info: null, items});
     }""")
     expect(panel.items("assistant").last).to_have_text("answer 2499")
     rendered = panel.items().count()

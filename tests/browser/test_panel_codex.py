@@ -21,9 +21,10 @@ def test_a_codex_conversation_with_an_accepted_and_a_declined_command(page, daem
 
     panel.send("make the file")
     panel.expect_status("requires_action")
-    approval = panel.items("approval")
+    approval = panel.items("tool").first  # the command asks inside its own card
     expect(approval).to_contain_text("touch accepted.txt")
     expect(approval).to_contain_text("to make the file you asked for")
+    expect(panel.items("approval")).to_have_count(0)
     shots(page, "09-codex-approval")
     approval.get_by_role("button", name="Accept", exact=True).click()
     expect(panel.items("assistant").last).to_have_text("Done.")
@@ -31,18 +32,18 @@ def test_a_codex_conversation_with_an_accepted_and_a_declined_command(page, daem
     assert (stack / "project" / "accepted.txt").exists()
 
     panel.send("and the other one")
-    panel.items("approval").nth(1).get_by_role("button", name="Decline").click()
+    panel.items("tool").nth(1).get_by_role("button", name="Decline").click()
     expect(panel.items("assistant").last).to_have_text("Left it.")
     expect(panel.items("tool").nth(1)).to_have_attribute("data-status", "error")
     expect(panel.items("tool").nth(1)).to_contain_text("declined")
     panel.expect_status("idle")
     assert not (stack / "project" / "declined.txt").exists()
     assert "and the other one" in message_text(openai.requests[-1])
-    # After a reload the page still says what the person answered, read from what followed.
+    # After a reload the page still says what the person answered: the decision is an item's.
     page.reload()
     panel.find(".launcher").click() if panel.find(".launcher").is_visible() else None
-    expect(panel.items("approval").nth(0)).to_contain_text("You accepted.")
-    expect(panel.items("approval").nth(1)).to_contain_text("You declined.")
+    expect(panel.items("tool").nth(0)).to_contain_text("You accepted.")
+    expect(panel.items("tool").nth(1)).to_contain_text("You declined.")
 
 
 def test_closing_a_session_and_resuming_it_from_the_panel(page, daemon, openai, shots):

@@ -68,8 +68,9 @@ def test_an_edit_shows_as_a_diff_and_a_tool_call_as_one_line_that_opens(page, da
              text_reply("Listed."))
     panel = Panel(page, daemon).open()
     panel.send("make it polite")
-    approval = panel.items("approval")
+    approval = panel.items("tool").first  # it asks inside the edit's own card, showing the diff once
     expect(approval.locator(".diff .line.add")).to_have_count(2)  # what it asks to change, as a diff
+    expect(panel.items("approval")).to_have_count(0)
     approval.get_by_role("button", name="Allow", exact=True).click()
     expect(panel.items("assistant").last).to_have_text("Changed it.")
     edit = panel.items("tool").first
@@ -81,7 +82,7 @@ def test_an_edit_shows_as_a_diff_and_a_tool_call_as_one_line_that_opens(page, da
     assert target.read_text() == "def hello():\n    return 'hello'\n    # said politely\n"
     shots(page, "13-edit-diff")
     panel.send("list the files")
-    panel.items("approval").last.get_by_role("button", name="Allow", exact=True).click()
+    panel.items("tool").last.get_by_role("button", name="Allow", exact=True).click()
     expect(panel.items("assistant").last).to_have_text("Listed.")
     bash = panel.items("tool").last
     expect(bash.locator("summary")).to_contain_text("Bash")

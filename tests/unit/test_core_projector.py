@@ -6,59 +6,13 @@ and tests/fixtures/codex-frames/ (codex-cli 0.169.0, ``<`` lines). Only what the
 to the projector; what devhost wrote is read only to check an answer's native shape.
 """
 import json
-from pathlib import Path
 
 import pytest
 
 from actors.core.projector import PROJECTORS, ClaudeProjector, CodexProjector
 from actors.core.thread import Thread, new_info
 from actors.harness.claude import session_only
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-def claude_frames(name: str) -> list[dict]:
-    lines = [json.loads(line) for line in (FIXTURES / "claude-frames" / f"{name}.jsonl").read_text().splitlines()]
-    return [line["frame"] for line in lines if line["dir"] == "cli->host"]
-
-
-def claude_written(name: str) -> list[dict]:
-    lines = [json.loads(line) for line in (FIXTURES / "claude-frames" / f"{name}.jsonl").read_text().splitlines()]
-    return [line["frame"] for line in lines if line["dir"] == "host->cli"]
-
-
-def codex_frames(name: str) -> list[dict]:
-    lines = [json.loads(line) for line in (FIXTURES / "codex-frames" / f"{name}.jsonl").read_text().splitlines()]
-    return [line["msg"] for line in lines if line["dir"] == "<"]
-
-
-def ops(projector, frames) -> list[tuple]:
-    return [op for frame in frames for op in projector.project(frame)]
-
-
-def upserts(projector, frames, kind=None) -> list[dict]:
-    return [op[1] for op in ops(projector, frames) if op[0] == "upsert" and (kind is None or op[1]["kind"] == kind)]
-
-
-def thread_from(projector, frames) -> Thread:
-    """Applies the operations the way the CoreChat does, inside one running turn."""
-    thread = Thread(new_info("c1", projector.provider, "/tmp", None, "full-access"))
-    thread.open_turn("turn-1")
-    for frame in frames:
-        for op in projector.project(frame):
-            if op[0] == "upsert":
-                thread.upsert(op[1])
-            elif op[0] == "append":
-                _, item_id, text, skeleton = op
-                if thread.item(item_id) is None and skeleton is not None:
-                    thread.upsert(skeleton)
-                thread.append_text(item_id, text)
-            elif op[0] == "resolved":
-                for kind, field in (("approval", "decision"), ("question", "state")):
-                    item = thread.item(f"{kind}-{op[1]}")
-                    if item is not None and item.get(field) == "pending":
-                        thread.upsert({**item, field: "cancelled"})
-    return thread
+from tests.projected import FIXTURES, claude_frames, claude_written, codex_frames, ops, thread_from, upserts
 
 
 def of_kind(thread: Thread, kind: str) -> list[dict]:

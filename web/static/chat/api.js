@@ -54,8 +54,10 @@ export const api = {
   /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
   position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
   savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),
-  socketURL: (sessionId, target) => {
+  /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
+  threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    return `${scheme}://${location.host}/__devhost__/ws/chat?sessionId=${encodeURIComponent(sessionId)}&${query(target)}`;
+    return `${scheme}://${location.host}/__devhost__/ws/thread?sessionId=${encodeURIComponent(sessionId)}&${query(target)}`
+      + (since ? `&since=${since}` : "");
   },
 };

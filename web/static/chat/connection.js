@@ -1,14 +1,17 @@
-// One session's chat socket, reconnecting when it drops: after 1 s, doubling to at most 10 s,
-// back to 1 s once a snapshot arrived. Every (re)connection starts with a snapshot that holds
-// the whole history, so the page rebuilds from it and nothing is lost or doubled.
+// One session's thread socket, reconnecting when it drops: after 1 s, doubling to at most 10 s,
+// back to 1 s once it is attached. A reconnection asks for what came after the last sequence
+// it saw; devhostd answers with just that (`resumed`) or, when its log no longer has it all,
+// a snapshot of every item, so the page rebuilds and nothing is lost or doubled.
 
 export const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 10000;
 
 export class ChatConnection {
   /**
+   * url(since): the socket's address, asking for what came after `since` (null: a snapshot).
    * handlers: onFrame(frame) for every server frame; onState({state, retryInMs, everOpened})
-   * with state "connecting" | "open" | "retrying" | "closed" (the session closed: code 1000).
+   * with state "connecting" | "open" | "retrying" | "closed" (the session closed: code 1000);
+   * seq(): the last sequence the page applied, or null.
    */
   constructor(url, handlers) {
     this.url = url;
@@ -24,7 +27,7 @@ export class ChatConnection {
   _open() {
     this.ready = false;
     this.handlers.onState({ state: "connecting" });
-    const socket = new WebSocket(this.url);
+    const socket = new WebSocket(this.url(this.handlers.seq?.() ?? null));
     this.socket = socket;
     let opened = false;
     socket.onopen = () => {
@@ -37,7 +40,7 @@ export class ChatConnection {
       } catch {
         return; // never sent by devhostd
       }
-      if (frame.type === "snapshot") {
+      if (frame.type === "snapshot" || frame.type === "resumed") {
         this.ready = true;
         this.delay = FIRST_RETRY_MS;
         this.handlers.onState({ state: "open" });

@@ -1,111 +1,107 @@
-// The conversation as items, folded from the CLIs' own native events (Claude Code's stream-json
-// frames, Codex's app-server notifications and requests) plus what this page alone knows: the
-// messages it sent and their acknowledgements, and errors the daemon told it.
+// The conversation as the panel shows it: the chat's items, as devhostd projects them from the
+// CLI's frames (one projection, in Python: the same items an app on the chat core reads), plus
+// what only this page knows: the messages it sent that have no item yet and their
+// acknowledgements, the answers it gave that devhostd has not shown taken yet, and errors the
+// daemon told it.
 //
-// Folding is deterministic: the same events give the same items, and items are ordered by the
-// event that first mentioned them. A snapshot after a reconnect therefore rebuilds exactly what
-// was on screen, without duplicates; what only this page knows is kept across it (`local`) and
-// merged back in by the event sequence it came after.
+// The thread socket sends a snapshot of items (or, on a reconnect from a sequence, only what came
+// after it) and then one event per change: `item` (the whole item), `delta` (text appended),
+// `info`, `reset`. Nothing here decodes a CLI's own frames.
 
-const PROMPT_MARKER = "\n\n---\nInstructions from devhost:\n";
+const HARNESS_WORDS = {
+  "claude-code": { allow: "allowed", "allow-always": "allowed for the session", deny: "denied" },
+  codex: { allow: "accepted", "allow-always": "accepted for the session", deny: "declined" },
+};
 
-/** The person's own text of a message: devhost appends its prompt as a labelled section. */
-export function ownText(text) {
-  if (typeof text !== "string") return "";
-  const at = text.indexOf(PROMPT_MARKER);
-  return at === -1 ? text : text.slice(0, at);
-}
-
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.filter((b) => b && b.type === "text" && typeof b.text === "string").map((b) => b.text).join("\n");
-}
-
-function imagesOf(content) {
-  if (!Array.isArray(content)) return [];
-  const found = [];
-  for (const block of content) {
-    if (block?.type === "image" && block.source?.type === "base64") {
-      found.push(`data:${block.source.media_type};base64,${block.source.data}`);
-    } else if (block?.type === "image" && typeof block.url === "string" && block.url.startsWith("data:image/")) {
-      found.push(block.url); // Codex's userMessage input
-    }
-  }
-  return found;
-}
-
-function toolOutput(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content.map((b) => (b?.type === "text" ? b.text : b?.type === "image" ? "[image]" : JSON.stringify(b)))
-      .join("\n");
-  }
-  return content == null ? "" : JSON.stringify(content, null, 2);
-}
+const TOOL_NAMES = { shell: "Shell", apply_patch: "Edit files" }; // Codex's, in a person's words
 
 export class Transcript {
-  constructor() {
+  constructor(harness = "claude-code") {
+    this.harness = harness;
     this.local = new Map(); // commandId -> {text, images, anchor, delivery, error}
     this.notes = []; // {key, kind, text, anchor}: errors told to this page
-    this.answers = new Map(); // requestId (as a string) -> what this page answered; memory only
-    this.awaiting = new Set(); // requestIds answered on the current socket, not yet seen leave pendingRequestIds
-    this.pending = new Set(); // pendingRequestIds, as strings: set by snapshot and state frames
-    this.reset([]);
+    this.answers = new Map(); // requestId (as a string) -> the decision this page sent, until the item shows one
+    this.info = null;
+    this.load({ seq: 0, items: [] });
   }
 
-  /** Rebuilds every item from a snapshot's events. */
-  reset(events) {
+  /** Replaces every item with a snapshot's. */
+  load(snapshot) {
     this.items = new Map();
-    this.firstSeen = new Map(); // key -> sequence of the event that created it
-    this.lastSequence = 0;
-    this.sequence = 0;
-    this.streams = new Map(); // Claude api message id -> block index -> item key
-    this.finalized = new Map(); // Claude message id -> keys already given their final text
+    this.order = [];
+    this.position = new Map(); // item id -> its index in order
+    this.turnUsers = new Map(); // turn id -> ids of its user items
+    this.seq = snapshot.seq || 0;
+    if (snapshot.info) this.info = snapshot.info;
+    for (const item of snapshot.items || []) this._put(item);
     this.sorted = null;
-    this.changed = new Set();
-    for (const event of events) this.apply(event);
-    for (const key of this.local.keys()) this._touch(`msg:${key}`);
     this.changed = new Set(["*"]);
   }
 
-  /** Folds one event frame ({sequence, payload}); an event seen already is ignored. */
-  apply(event) {
-    if (!event || typeof event.sequence !== "number" || event.sequence <= this.lastSequence) return false;
-    this.lastSequence = event.sequence;
-    this.sequence = event.sequence;
-    const payload = event.payload || {};
-    if (typeof payload.method === "string") this._codex(payload);
-    else if (typeof payload.type === "string") this._claude(payload);
+  /** Applies one event frame ({seq, event}); one seen already is ignored. */
+  apply(frame) {
+    if (!frame || typeof frame.seq !== "number" || frame.seq <= this.seq) return false;
+    this.seq = frame.seq;
+    const event = frame.event || {};
+    if (event.type === "item" && event.item?.id) {
+      this._put(event.item);
+      this.answers.delete(String(event.item.requestId)); // the item says what became of it now
+    } else if (event.type === "delta") {
+      const item = this.items.get(event.itemId);
+      if (item) {
+        item.text = (item.text || "") + (event.text || "");
+        this._bump(item.id);
+      }
+    } else if (event.type === "info") {
+      this.info = event.info;
+    } else if (event.type === "reset") {
+      this.info = event.info;
+      this.load({ seq: this.seq, items: event.items || [] });
+    }
     return true;
   }
 
-  /**
-   * pendingRequestIds from a snapshot or state frame. An answered request that leaves the list
-   * was taken. `fresh` (a snapshot: a new socket) also drops this page's answers to requests still
-   * listed: the socket they went out on died before devhostd took them, so they are open again.
-   * (A state frame alone cannot tell: it may have left before devhostd read the answer.)
-   */
-  setPending(ids, fresh = false) {
-    const next = new Set((ids || []).map(String));
-    for (const id of this.awaiting) if (!next.has(id)) this.awaiting.delete(id);
-    if (fresh) {
-      for (const id of [...this.answers.keys()]) {
-        if (next.has(id)) this._unanswer(id);
-      }
-      this.awaiting.clear();
+  _put(item) {
+    if (!this.items.has(item.id)) {
+      this.position.set(item.id, this.order.length);
+      this.order.push(item.id);
+      this.sorted = null;
+      // The agent's first answer in a turn shows its messages were taken up ("started").
+      const users = this.turnUsers.get(item.turnId);
+      if (item.kind === "user") this.turnUsers.set(item.turnId, [...(users || []), item.id]);
+      else if (users && item.kind !== "turn") for (const id of users) this.changed.add(id);
     }
-    for (const id of new Set([...next, ...this.pending])) {
-      if (next.has(id) !== this.pending.has(id) && this.items.has(`req:${id}`)) this._bump(`req:${id}`);
+    this.items.set(item.id, { ...item });
+    this._bump(item.id);
+    if (item.kind === "turn") {
+      this.sorted = null; // an interrupted turn gets a line after its items
+      this.changed.add(`end-${item.id}`);
     }
-    this.pending = next;
+  }
+
+  _bump(id) {
+    this.changed.add(id);
+    const item = this.items.get(id);
+    // An approval is shown inside its tool call: the call's card changes with it.
+    if (item?.kind === "approval" && item.toolUseId) {
+      const tool = this._toolFor(item.toolUseId);
+      if (tool) this.changed.add(tool.id);
+    }
+  }
+
+  _toolFor(toolUseId) {
+    for (const id of this.order) {
+      const item = this.items.get(id);
+      if (item.kind === "tool" && item.toolUseId === toolUseId) return item;
+    }
+    return null;
   }
 
   // ---- what only this page knows ----------------------------------------------------------
 
   addLocal(commandId, text, images) {
-    this.local.set(commandId, { text, images, anchor: this.lastSequence, delivery: null, error: null });
-    this._touch(`msg:${commandId}`);
+    this.local.set(commandId, { text, images, anchor: this.order.length, delivery: null, error: null });
+    this._touch(`user-${commandId}`);
   }
 
   acknowledge(commandId, delivery, error) {
@@ -113,70 +109,58 @@ export class Transcript {
     if (!local) return;
     local.delivery = delivery || null;
     local.error = error || null;
-    this._touch(`msg:${commandId}`);
+    this._touch(`user-${commandId}`);
   }
 
   note(kind, text) {
     const key = `note:${this.notes.length}`;
-    this.notes.push({ key, kind, text, anchor: this.lastSequence });
+    this.notes.push({ key, kind, text, anchor: this.order.length });
     this.sorted = null;
     this.changed.add(key);
   }
 
-  answered(requestId, label) {
-    this.answers.set(String(requestId), label);
-    this.awaiting.add(String(requestId));
-    this._bump(`req:${requestId}`);
+  /** This page answered a request; until the item shows it taken, the answer is shown as sent. */
+  answered(requestId, decision) {
+    this.answers.set(String(requestId), decision);
+    this._touchRequest(requestId);
   }
 
   /**
-   * devhostd refused a command with an `error` frame (a respond to a request no longer pending,
-   * a page whose checkout changed): answers it has not taken yet are open again. Returns whether
-   * any was.
+   * A new socket is attached: answers the last one carried are forgotten. One devhostd took
+   * shows in its item (in the snapshot, or in the events after the sequence resumed from); one
+   * it never got is open again.
    */
-  refused() {
-    let any = false;
-    for (const id of this.awaiting) {
-      if (this.pending.has(id)) {
-        this._unanswer(id);
-        any = true;
-      }
-    }
-    this.awaiting.clear();
-    return any;
+  newSocket() {
+    for (const id of [...this.answers.keys()]) this.refused(id);
   }
 
-  _unanswer(id) {
-    this.answers.delete(id);
-    this.awaiting.delete(id);
-    if (this.items.has(`req:${id}`)) this._bump(`req:${id}`);
+  /** devhostd refused this page's answer (answered already, withdrawn): the item says the rest. */
+  refused(requestId) {
+    if (!this.answers.delete(String(requestId))) return false;
+    this._touchRequest(requestId);
+    return true;
   }
 
-  /** Whether events show that a message reached the CLI (its native id came back). */
+  _touchRequest(requestId) {
+    for (const id of [`approval-${requestId}`, `question-${requestId}`]) if (this.items.has(id)) this._bump(id);
+  }
+
+  _touch(key) {
+    this.sorted = null;
+    this.changed.add(key);
+  }
+
+  /** Whether the chat's items have the message (the CLI was given it). */
   seen(commandId) {
-    const item = this.items.get(`msg:${commandId}`);
-    return Boolean(item && (item.lifecycle || item.text !== null));
+    return this.items.has(`user-${commandId}`);
   }
 
   // ---- reading ---------------------------------------------------------------------------
 
-  /** Every item in conversation order. */
+  /** Every item to show, in conversation order. */
   list() {
-    if (!this.sorted) {
-      const entries = [];
-      for (const [key, item] of this.items) entries.push([this.firstSeen.get(key), key, item]);
-      for (const [commandId, local] of this.local) {
-        const key = `msg:${commandId}`;
-        const seenAt = this.firstSeen.get(key);
-        const order = Math.min(local.anchor + 0.5, seenAt ?? Infinity);
-        if (seenAt === undefined) entries.push([order, key, this._userItem(key, commandId)]);
-        else entries[entries.findIndex((e) => e[1] === key)][0] = order;
-      }
-      for (const note of this.notes) entries.push([note.anchor + 0.25, note.key, note]);
-      entries.sort((a, b) => a[0] - b[0]);
-      this.sorted = entries.map((e) => e[2]);
-    }
-    return this.sorted.map((item) => this._view(item));
+    if (!this.sorted) this.sorted = this._arrange();
+    return this.sorted.map((entry) => this._view(entry)).filter((item) => item.kind !== "hidden");
   }
 
   /** Keys changed since the last call ("*" when everything may have). */
@@ -186,455 +170,126 @@ export class Transcript {
     return changed;
   }
 
-  _view(item) {
-    if (item.kind === "user") {
-      const local = this.local.get(item.commandId);
-      return { ...item, text: item.text ?? local?.text ?? null, images: item.images?.length ? item.images : local?.images || [],
-               delivery: deliveryOf(item, local), rev: item.rev + (local ? 0.5 : 0) };
+  _arrange() {
+    const entries = [];
+    const toolUses = new Set();
+    this.order.forEach((id, position) => {
+      const item = this.items.get(id);
+      if (item.kind === "turn") return; // a turn shows as its items (and, interrupted, a line after them)
+      if (item.kind === "tool" && item.toolUseId) toolUses.add(item.toolUseId);
+      if (item.kind === "approval" && toolUses.has(item.toolUseId)) return; // shown in its tool call
+      entries.push([position, id, { id }]);
+    });
+    // A turn that was interrupted says so after its last item.
+    const lastOfTurn = new Map();
+    entries.forEach(([position, id]) => {
+      const turnId = this.items.get(id).turnId;
+      if (turnId) lastOfTurn.set(turnId, position);
+    });
+    for (const [turnId, position] of lastOfTurn) {
+      const turn = this.items.get(turnId);
+      if (turn?.state === "aborted") entries.push([position + 0.1, `end-${turnId}`, { key: `end-${turnId}`,
+        kind: "notice", text: "Interrupted." }]);
     }
-    if (item.kind === "approval" || item.kind === "question") {
-      const id = String(item.requestId);
-      return { ...item, pending: this.pending.has(id), answer: this.answers.get(id) || item.outcome || null };
+    for (const [commandId, local] of this.local) {
+      if (!this.items.has(`user-${commandId}`)) entries.push([local.anchor - 0.5, `user-${commandId}`, { id: `user-${commandId}` }]);
     }
-    return item;
+    for (const note of this.notes) entries.push([note.anchor - 0.25, note.key, note]);
+    entries.sort((a, b) => a[0] - b[0]);
+    return entries.map((entry) => entry[2]);
   }
 
-  // ---- item bookkeeping --------------------------------------------------------------------
-
-  _item(key, create) {
-    let item = this.items.get(key);
-    if (!item) {
-      item = { key, rev: 0, ...create() };
-      this.items.set(key, item);
-      this.firstSeen.set(key, this.sequence ?? this.lastSequence);
-      this.sorted = null;
-    }
-    this._bump(key);
-    return item;
-  }
-
-  _bump(key) {
-    const item = this.items.get(key);
-    if (item) item.rev += 1;
-    this.changed.add(key);
-  }
-
-  _touch(key) {
-    this.sorted = null;
-    this.changed.add(key);
-  }
-
-  _userItem(key, commandId) {
-    return this.items.get(key) || { key, kind: "user", commandId, text: null, images: [], lifecycle: null, rev: 0 };
-  }
-
-  _user(commandId) {
-    return this._item(`msg:${commandId}`, () => ({ kind: "user", commandId, text: null, images: [], lifecycle: null }));
-  }
-
-  _endStreaming() {
-    for (const item of this.items.values()) {
-      if (item.streaming) {
-        item.streaming = false;
-        this._bump(item.key);
-      }
-    }
-  }
-
-  _noteItem(key, kind, text) {
-    const item = this._item(key, () => ({ kind, text }));
-    item.text = text;
-  }
-
-  // ---- Claude Code (stream-json) ------------------------------------------------------------
-
-  _claude(p) {
-    switch (p.type) {
-      case "command_lifecycle": {
-        if (typeof p.command_uuid !== "string") return;
-        const item = this._user(p.command_uuid);
-        item.lifecycle = laterState(item.lifecycle, p.state);
-        return;
-      }
-      case "user":
-        return this._claudeUser(p);
-      case "stream_event":
-        return this._claudeStream(p);
+  _view(entry) {
+    if (!entry.id) return entry; // a note, or an interrupted turn's end
+    const item = this.items.get(entry.id);
+    if (!item) return this._userView(entry.id, null);
+    switch (item.kind) {
+      case "user": return this._userView(item.id, item);
       case "assistant":
-        return this._claudeAssistant(p);
-      case "control_request":
-        return this._claudeRequest(p);
-      case "control_cancel_request": {
-        const key = `req:${p.request_id}`;
-        if (this.items.has(key)) {
-          this.items.get(key).withdrawn = true;
-          this._bump(key);
-        }
-        return;
-      }
-      case "result":
-        this._endStreaming();
-        if (!p.is_error) return;
-        if (p.terminal_reason === "aborted_streaming" || p.terminal_reason === "aborted_tools") {
-          this._noteItem(`res:${this.sequence}`, "notice", "Interrupted.");
-        } else {
-          const errors = Array.isArray(p.errors) ? p.errors.filter((e) => typeof e === "string") : [];
-          const text = (typeof p.result === "string" && p.result.trim()) || errors.join("; ")
-            || `The turn failed (${p.terminal_reason || p.subtype || "no reason given"}).`;
-          this._noteItem(`res:${this.sequence}`, "error", text);
-        }
-        return;
-      case "system":
-        if (p.subtype === "api_retry") {
-          const status = p.error_status ? `${p.error_status} ` : "";
-          this._noteItem(`sys:${this.sequence}`, "notice",
-            `API error ${status}${p.error || ""}; retrying (attempt ${p.attempt} of ${p.max_retries}).`);
-        } else if (p.subtype === "permission_denied") {
-          this._noteItem(`sys:${this.sequence}`, "notice", p.message || `${p.tool_name} was not allowed.`);
-        } else if (p.subtype === "compact_boundary") {
-          this._noteItem(`sys:${this.sequence}`, "notice", "The conversation was compacted.");
-        }
-        return;
-      case "rate_limit_event":
-        if (p.rate_limit_info?.status === "rejected") {
-          this._noteItem(`sys:${this.sequence}`, "error", "Usage limit reached.");
-        }
-        return;
+      case "thinking":
+        return { key: item.id, kind: item.kind, text: item.text || "", streaming: Boolean(item.streaming),
+                 sub: Boolean(item.parentToolUseId) };
+      case "tool": return this._toolView(item);
+      case "approval": return this._approvalView(item);
+      case "question": return this._questionView(item);
+      case "note":
+        return { key: item.id, kind: item.level === "error" ? "error" : "notice", text: item.text || "" };
+      case "compaction":
+        return { key: item.id, kind: "notice", text: "The conversation was compacted." };
       default:
+        return { key: item.id, kind: "hidden" }; // turns, and kinds this panel does not show
     }
   }
 
-  _claudeUser(p) {
-    const content = p.message?.content;
-    if (p.isReplay && typeof p.uuid === "string") {
-      const item = this._user(p.uuid);
-      item.text = ownText(textOf(content));
-      item.images = imagesOf(content);
-      item.lifecycle = laterState(item.lifecycle, "started");
-      return;
-    }
-    if (!Array.isArray(content)) return;
-    content.forEach((block) => {
-      if (block?.type === "tool_result") {
-        const tool = this._tool(`tool:${block.tool_use_id}`, "tool");
-        tool.output = toolOutput(block.content);
-        tool.isError = block.is_error === true;
-        tool.done = true;
-        tool.streaming = false;
-        if (tool.request) this._answeredBy(`req:${tool.request}`, claudeOutcome(tool));
-      }
-      // "[Request interrupted by user]" markers are not shown: the turn's result says it once.
-    });
+  _userView(key, item) {
+    const commandId = key.startsWith("user-") ? key.slice(5) : null;
+    const local = commandId ? this.local.get(commandId) : null;
+    const images = local?.images?.length ? local.images : [];
+    const started = Boolean(item) && this._answeredAfter(item);
+    return { key, kind: "user", text: item?.text ?? local?.text ?? "", images,
+             imageCount: images.length ? 0 : item?.images || 0, delivery: deliveryOf(item, local, started) };
   }
 
-  /** What a request's answer was, read from what followed it (a reloaded page never saw the
-      answer go out): only where no answer is known already. */
-  _answeredBy(key, outcome) {
-    const request = this.items.get(key);
-    if (!outcome || !request || request.outcome) return;
-    request.outcome = outcome; // what this page answered itself, if it did, still wins (_view)
-    this._bump(key);
+  /** Whether the agent answered after a message of its turn (it took the message up). */
+  _answeredAfter(user) {
+    for (let i = this.position.get(user.id) + 1; i < this.order.length; i += 1) {
+      const item = this.items.get(this.order[i]);
+      if (item.turnId === user.turnId && item.kind !== "user" && item.kind !== "turn") return true;
+    }
+    return false;
   }
 
-  _tool(key, name) {
-    return this._item(key, () => ({ kind: "tool", name, input: null, inputText: "", output: null, isError: false,
-                                     done: false, streaming: true, status: null }));
+  _toolView(item) {
+    const approval = item.toolUseId ? this._approvalFor(item.toolUseId) : null;
+    const input = Array.isArray(item.changes) ? { ...(item.input || {}), changes: item.changes } : item.input;
+    return { key: item.id, kind: "tool", name: TOOL_NAMES[item.name] || item.name || "tool", toolName: item.name,
+             input, output: item.output ?? null, state: item.state || "running", exitCode: item.exitCode,
+             sub: Boolean(item.parentToolUseId), approval: approval && this._approvalView(approval) };
   }
 
-  _claudeStream(p) {
-    const event = p.event || {};
-    const messageId = p.api_message_id || event.message?.id || this.streamMessage;
-    if (event.type === "message_start") {
-      this.streamMessage = event.message?.id;
-      return;
+  _approvalFor(toolUseId) {
+    for (const id of this.order) {
+      const item = this.items.get(id);
+      if (item.kind === "approval" && item.toolUseId === toolUseId) return item;
     }
-    if (!messageId) return;
-    const blocks = this.streams.get(messageId) || new Map();
-    this.streams.set(messageId, blocks);
-    if (event.type === "content_block_start") {
-      const block = event.content_block || {};
-      let item;
-      if (block.type === "tool_use") {
-        item = this._tool(`tool:${block.id}`, block.name);
-        item.name = block.name;
-      } else if (block.type === "thinking" || block.type === "redacted_thinking") {
-        item = this._item(`blk:${messageId}:${event.index}`, () => ({ kind: "thinking", text: "", streaming: true }));
-      } else if (block.type === "text") {
-        item = this._item(`blk:${messageId}:${event.index}`, () => ({ kind: "assistant", text: "", streaming: true }));
-      } else {
-        return;
-      }
-      item.sub = Boolean(p.parent_tool_use_id);
-      blocks.set(event.index, item.key);
-      return;
-    }
-    const key = blocks.get(event.index);
-    const item = key && this.items.get(key);
-    if (!item) return;
-    if (event.type === "content_block_delta") {
-      const delta = event.delta || {};
-      if (delta.type === "text_delta") item.text += delta.text || "";
-      else if (delta.type === "thinking_delta") item.text += delta.thinking || "";
-      else if (delta.type === "input_json_delta") item.inputText += delta.partial_json || "";
-      else return;
-      this._bump(key);
-    } else if (event.type === "content_block_stop" && item.kind !== "tool") {
-      item.streaming = false;
-      this._bump(key);
-    }
+    return null;
   }
 
-  _claudeAssistant(p) {
-    const message = p.message || {};
-    const content = Array.isArray(message.content) ? message.content : [];
-    if (message.model === "<synthetic>" || p.is_api_error_message) {
-      this._noteItem(`err:${p.uuid || this.sequence}`, "error", textOf(content) || p.error || "The API call failed.");
-      return;
-    }
-    const done = this.finalized.get(message.id) || new Set();
-    this.finalized.set(message.id, done);
-    const streamed = this.streams.get(message.id) || new Map();
-    content.forEach((block, position) => {
-      if (block?.type === "tool_use") {
-        const tool = this._tool(`tool:${block.id}`, block.name);
-        tool.name = block.name;
-        tool.input = block.input ?? null;
-        tool.sub = Boolean(p.parent_tool_use_id);
-        return;
-      }
-      const kind = block?.type === "text" ? "assistant" : block?.type === "thinking" ? "thinking" : null;
-      if (!kind) return;
-      // One assistant frame per content block: it completes the first streamed block of its
-      // kind not yet completed, or stands alone when nothing was streamed (no partial messages).
-      let key = [...streamed.values()].find((k) => !done.has(k) && this.items.get(k)?.kind === kind);
-      if (!key) key = `blk:${message.id}:a${done.size}:${position}`;
-      done.add(key);
-      const item = this._item(key, () => ({ kind, text: "", streaming: false }));
-      item.text = kind === "assistant" ? block.text || "" : block.thinking || "";
-      item.streaming = false;
-      item.aborted = p.aborted === true;
-      item.sub = Boolean(p.parent_tool_use_id);
-    });
+  _approvalView(item) {
+    const sent = this.answers.get(String(item.requestId));
+    const decision = item.decision === "pending" && sent ? sent : item.decision;
+    const words = HARNESS_WORDS[this.harness] || HARNESS_WORDS["claude-code"];
+    return { key: item.id, kind: "approval", harness: this.harness, requestId: item.requestId,
+             toolName: item.toolName, title: TOOL_NAMES[item.toolName] || item.toolName || "A tool",
+             detail: item.description || "", input: item.input, canAllowAlways: Boolean(item.canAllowAlways),
+             open: decision === "pending", answer: words[decision] || null,
+             settled: decision === "cancelled" ? "No longer waiting for an answer." : "" };
   }
 
-  _claudeRequest(p) {
-    const request = p.request || {};
-    if (request.subtype !== "can_use_tool") return;
-    const key = `req:${p.request_id}`;
-    const input = request.input || {};
-    if (request.tool_name === "AskUserQuestion" && Array.isArray(input.questions)) {
-      const item = this._item(key, () => ({ kind: "question", harness: "claude-code", requestId: p.request_id }));
-      item.questions = input.questions.map((q, index) => ({
-        id: String(index), text: q.question || "", header: q.header || "", multiple: q.multiSelect === true,
-        options: (q.options || []).map((o) => ({ label: o.label, description: o.description || "" })),
-      }));
-      item.input = input;
-      return;
-    }
-    const item = this._item(key, () => ({ kind: "approval", harness: "claude-code", requestId: p.request_id }));
-    item.title = `${request.display_name || request.tool_name || "A tool"}`;
-    item.detail = request.description || "";
-    item.input = input;
-    item.toolName = request.tool_name;
-    item.sessionRules = (request.permission_suggestions || []).filter((s) => s?.type === "addRules");
-    if (request.tool_use_id && this.items.has(`tool:${request.tool_use_id}`)) {
-      this.items.get(`tool:${request.tool_use_id}`).request = p.request_id;
-    }
+  _questionView(item) {
+    const sent = this.answers.get(String(item.requestId));
+    return { key: item.id, kind: "question", harness: this.harness, requestId: item.requestId,
+             questions: (item.questions || []).map((q) => ({ id: q.id, text: q.question || "", header: q.header || "",
+               multiple: Boolean(q.multiSelect), options: q.choices || [] })),
+             open: item.state === "pending" && !sent,
+             answer: item.state === "answered" || sent ? "answered" : null,
+             answers: item.answers || null,
+             settled: item.state === "cancelled" || item.state === "dismissed" ? "No longer waiting for an answer." : "" };
   }
-
-  // ---- Codex (app-server) -------------------------------------------------------------------
-
-  _codex(p) {
-    const params = p.params || {};
-    if (p.id !== undefined && p.id !== null) return this._codexRequest(p, params);
-    switch (p.method) {
-      case "item/started":
-      case "item/completed":
-        return this._codexItem(params.item || {}, p.method === "item/completed");
-      case "item/agentMessage/delta":
-      case "item/reasoning/summaryTextDelta":
-      case "item/reasoning/textDelta":
-      case "item/plan/delta": {
-        const key = `it:${params.itemId}`;
-        const kind = p.method === "item/agentMessage/delta" ? "assistant" : "thinking";
-        const item = this._item(key, () => ({ kind, text: "", streaming: true }));
-        item.text += params.delta || "";
-        return;
-      }
-      case "item/commandExecution/outputDelta": {
-        const item = this._tool(`it:${params.itemId}`, "Shell");
-        item.output = (item.output || "") + (params.delta || "");
-        return;
-      }
-      case "serverRequest/resolved": {
-        const key = `req:${params.requestId}`;
-        if (this.items.has(key)) {
-          this.items.get(key).resolved = true;
-          this._bump(key);
-        }
-        return;
-      }
-      case "turn/completed": {
-        this._endStreaming();
-        const turn = params.turn || {};
-        if (turn.status === "failed") {
-          this._noteItem(`res:${this.sequence}`, "error", turn.error?.message || "Native Codex turn failed");
-        } else if (turn.status === "interrupted") {
-          this._noteItem(`res:${this.sequence}`, "notice", "Interrupted.");
-        }
-        return;
-      }
-      case "error":
-        if (params.willRetry) this._noteItem(`sys:${this.sequence}`, "notice", params.error?.message || "Retrying…");
-        return;
-      default:
-    }
-  }
-
-  _codexItem(item, completed) {
-    const key = `it:${item.id}`;
-    switch (item.type) {
-      case "userMessage": {
-        const user = this._user(item.clientId || item.id);
-        user.text = ownText(textOf(item.content));
-        user.images = imagesOf(item.content);
-        user.lifecycle = laterState(user.lifecycle, "started");
-        return;
-      }
-      case "agentMessage": {
-        const message = this._item(key, () => ({ kind: "assistant", text: "", streaming: true }));
-        if (completed || item.text) message.text = item.text || message.text;
-        message.streaming = !completed;
-        return;
-      }
-      case "reasoning": {
-        const thinking = this._item(key, () => ({ kind: "thinking", text: "", streaming: true }));
-        const parts = [...(item.summary || []), ...(item.content || [])].filter((s) => typeof s === "string");
-        if (parts.length) thinking.text = parts.join("\n");
-        thinking.streaming = !completed;
-        return;
-      }
-      case "commandExecution": {
-        const tool = this._tool(key, "Shell");
-        tool.input = { command: item.command, cwd: item.cwd };
-        if (completed) {
-          tool.output = item.aggregatedOutput ?? tool.output;
-          tool.done = true;
-          tool.streaming = false;
-          tool.status = item.status;
-          tool.isError = item.status === "failed" || item.status === "declined";
-          tool.exitCode = item.exitCode;
-          if (tool.request !== undefined) this._answeredBy(`req:${tool.request}`, codexOutcome(item.status));
-        }
-        return;
-      }
-      case "fileChange": {
-        const tool = this._tool(key, "Edit files");
-        tool.input = { changes: (item.changes || []).map((c) => ({ path: c.path, kind: c.kind?.type, diff: c.diff })) };
-        if (completed) {
-          tool.done = true;
-          tool.streaming = false;
-          tool.status = item.status;
-          tool.isError = item.status === "failed" || item.status === "declined";
-          tool.output = item.status === "completed" ? "Applied." : item.status;
-          if (tool.request !== undefined) this._answeredBy(`req:${tool.request}`, codexOutcome(item.status));
-        }
-        return;
-      }
-      case "mcpToolCall":
-      case "webSearch":
-      case "dynamicToolCall": {
-        const name = item.type === "webSearch" ? "Web search" : [item.server, item.tool].filter(Boolean).join(".") || item.type;
-        const tool = this._tool(key, name);
-        tool.input = item.arguments ?? item.query ?? null;
-        if (completed) {
-          tool.done = true;
-          tool.streaming = false;
-          tool.status = item.status;
-          tool.output = item.error ? toolOutput(item.error.message || item.error) : toolOutput(item.result ?? "");
-          tool.isError = Boolean(item.error) || item.status === "failed";
-        }
-        return;
-      }
-      default:
-    }
-  }
-
-  _codexRequest(p, params) {
-    const key = `req:${p.id}`;
-    if (p.method === "item/commandExecution/requestApproval") {
-      const item = this._item(key, () => ({ kind: "approval", harness: "codex", requestId: p.id }));
-      if (this.items.has(`it:${params.itemId}`)) this.items.get(`it:${params.itemId}`).request = p.id;
-      item.title = "Run a command";
-      item.detail = params.reason || "";
-      item.input = { command: params.command, cwd: params.cwd };
-      return;
-    }
-    if (p.method === "item/fileChange/requestApproval") {
-      const item = this._item(key, () => ({ kind: "approval", harness: "codex", requestId: p.id }));
-      const change = this.items.get(`it:${params.itemId}`);
-      if (change) change.request = p.id;
-      item.title = "Change files";
-      item.detail = params.reason || "";
-      item.input = change?.input || { itemId: params.itemId };
-      return;
-    }
-    if (p.method === "item/tool/requestUserInput") {
-      const item = this._item(key, () => ({ kind: "question", harness: "codex", requestId: p.id }));
-      item.questions = (params.questions || []).map((q) => ({
-        id: q.id, text: q.question || "", header: q.header || "", multiple: false, secret: q.isSecret === true,
-        other: q.isOther === true, options: (q.options || []).map((o) => ({ label: o.label, description: o.description || "" })),
-      }));
-      return;
-    }
-    const item = this._item(key, () => ({ kind: "approval", harness: "codex", requestId: p.id, unsupported: true }));
-    item.title = p.method;
-    item.detail = "The panel cannot answer this kind of request; interrupt the turn to go on.";
-    item.input = params;
-  }
-}
-
-/** Claude Code: a tool that ran was allowed; one refused with the words of a denial was denied. */
-function claudeOutcome(tool) {
-  if (!tool.isError) return "allowed";
-  const said = String(tool.output || "");
-  return /denied|doesn't want to proceed|rejected/i.test(said) ? "denied" : null;
-}
-
-/** Codex: a declined item was declined; one that ran (whatever it exited with) was accepted. */
-function codexOutcome(status) {
-  if (status === "declined") return "declined";
-  return status === "completed" || status === "failed" ? "accepted" : null;
-}
-
-const ORDER = ["queued", "started", "completed"];
-
-/** The furthest state a message reached: a cancelled or refused one stays so, and one the agent
-    had started on stays started when its turn is interrupted (the reply is what was cut off). */
-function laterState(current, next) {
-  if (!next) return current;
-  if (["cancelled", "discarded", "refused"].includes(current)) return current;
-  if (next === "cancelled" && (current === "started" || current === "completed")) return current;
-  if (!current || !ORDER.includes(next)) return next;
-  return ORDER.indexOf(next) > ORDER.indexOf(current) ? next : current;
 }
 
 // devhostd's command_result error for a send an interrupt cancelled before the CLI got it.
 const CANCELLED_BY_INTERRUPT = "not sent: an interrupt cancelled";
 
-/** What the page shows under a message it sent: sending… queued started unconfirmed failed cancelled. */
-function deliveryOf(item, local) {
+/** What the page shows under a message: sending… queued started unconfirmed failed cancelled, or
+    nothing for a message this page did not send (another page's, or one of before a reload). */
+function deliveryOf(item, local, started) {
   if (local?.error?.startsWith(CANCELLED_BY_INTERRUPT)) return { state: "cancelled", text: "cancelled by the interrupt" };
   if (local?.error) return { state: "failed", text: `failed: ${local.error}` };
-  if (item.lifecycle === "cancelled") return { state: "cancelled", text: "cancelled" };
-  if (item.lifecycle === "discarded" || item.lifecycle === "refused") {
-    return { state: "failed", text: `failed: ${item.lifecycle} by the CLI` };
-  }
-  if (item.lifecycle === "started" || item.lifecycle === "completed" || local?.delivery === "started") {
-    return { state: "started", text: "started" };
-  }
-  if (item.lifecycle === "queued" || local?.delivery === "queued") return { state: "queued", text: "queued" };
-  if (local?.delivery === "unconfirmed") return { state: "unconfirmed", text: "unconfirmed" };
-  if (local) return { state: "sending", text: "sending…" };
-  return { state: "unknown", text: "" };
+  if (!local) return { state: "unknown", text: "" };
+  if (local.delivery === "started" || started) return { state: "started", text: "started" };
+  if (local.delivery === "queued") return { state: "queued", text: "queued" };
+  if (item) return { state: "sent", text: "sent" };
+  if (local.delivery === "unconfirmed") return { state: "unconfirmed", text: "unconfirmed" };
+  return { state: "sending", text: "sending…" };
 }

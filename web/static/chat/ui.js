@@ -95,7 +95,11 @@ export class Panel {
     this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/vendor/highlight-github.min.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
 
-    this.view = new ConversationView(u.log, u.items, { respond: (item, result, said) => this.respond(item, result, said) });
+    this.view = new ConversationView(u.log, u.items, {
+      approve: (item, decision) => this.answer(item, { type: "approve", requestId: item.requestId, decision,
+        ...(decision === "deny" ? { message: "The person denied this in the devhost panel." } : {}) }, decision),
+      answer: (item, answers) => this.answer(item, { type: "answer", requestId: item.requestId, answers }, "answered"),
+    });
     this.view.onScrolled = () => this._saveScrollSoon();
     this.composer = new Composer({
       textarea: u.textarea, tray: u.tray,
@@ -217,7 +221,7 @@ export class Panel {
   attach(record) {
     this._disconnect();
     this.session = record;
-    this.transcript = new Transcript();
+    this.transcript = new Transcript(record.harness);
     this.firstSnapshot = true;
     const conversation = this.store.conversation;
     this.store.update(() => {
@@ -226,9 +230,12 @@ export class Panel {
     });
     this._render(new Set(["*"]));
     this.ready = new Promise((resolve) => { this._readyNow = resolve; });
-    this.connection = new ChatConnection(api.socketURL(record.id, this.store.state.target), {
+    const target = this.store.state.target;
+    const transcript = this.transcript;
+    this.connection = new ChatConnection((since) => api.threadURL(record.id, target, since), {
       onFrame: (frame) => this._onFrame(frame),
       onState: (state) => this._onConnection(state),
+      seq: () => (transcript.seq || null),
     });
     this._renderControls();
   }
@@ -292,10 +299,11 @@ export class Panel {
   _onFrame(frame) {
     const t = this.transcript;
     switch (frame.type) {
-      case "snapshot": {
+      case "snapshot":
+      case "resumed": {
         this._setSession(frame.session);
-        t.setPending(frame.pendingRequestIds, true); // answers the last socket lost are open again
-        t.reset(frame.events || []);
+        t.newSocket(); // answers the last socket carried are open again unless the items say otherwise
+        if (frame.type === "snapshot") t.load(frame);
         this._settleUnsent();
         this._render(t.takeChanged(), this.firstSnapshot);
         this.firstSnapshot = false;
@@ -304,10 +312,10 @@ export class Panel {
       }
       case "event":
         t.apply(frame);
+        if (frame.event?.type === "item" && frame.event.item?.kind === "user") this._forgetUnsent(frame.event.item.id);
         break;
       case "state":
         this._setSession(frame.session);
-        t.setPending(frame.pendingRequestIds);
         break;
       case "command_result":
         t.acknowledge(frame.commandId, frame.delivery, frame.error);
@@ -316,8 +324,11 @@ export class Panel {
         });
         break;
       case "error":
-        t.note("error", frame.message);
-        if (t.refused()) this.hint("The answer was not taken; the request is open again.");
+        if (frame.requestId !== undefined) {
+          if (t.refused(frame.requestId)) this.hint(`The answer was not taken: ${frame.message}`);
+        } else {
+          t.note("error", frame.message);
+        }
         break;
       default:
         return;
@@ -358,6 +369,15 @@ export class Panel {
       // the daemon itself is away: keep retrying
     }
     this._renderControls();
+  }
+
+  /** A message of this page's the chat now has: no longer kept for a reload. */
+  _forgetUnsent(itemId) {
+    const unsent = this.store.conversation.unsent;
+    if (!unsent.some((u) => `user-${u.commandId}` === itemId)) return;
+    this.store.update(() => {
+      this.store.conversation.unsent = unsent.filter((u) => `user-${u.commandId}` !== itemId);
+    });
   }
 
   /**
@@ -449,9 +469,10 @@ export class Panel {
     if (!this.connection?.send({ type: "interrupt" })) this.hint("Not connected; the interrupt was not sent.");
   }
 
-  respond(item, result, said) {
-    if (this.connection?.send({ type: "respond", requestId: item.requestId, result })) {
-      this.transcript.answered(item.requestId, said); // kept in memory only, never stored
+  /** An approval or a question answered; shown as sent until the item says it was taken. */
+  answer(item, frame, decision) {
+    if (this.connection?.send(frame)) {
+      this.transcript.answered(item.requestId, decision); // kept in memory only, never stored
       this._render(this.transcript.takeChanged());
     } else {
       this.hint("Not connected; answer again once it reconnects.");

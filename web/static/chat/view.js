@@ -16,7 +16,7 @@ export class ConversationView {
   constructor(scroller, list, actions) {
     this.scroller = scroller;
     this.list = list;
-    this.actions = actions; // respond(item, result, label)
+    this.actions = actions; // approve(item, decision), answer(item, answers)
     this.nodes = new Map(); // key -> element
     this.items = [];
     this.start = 0;
@@ -131,104 +131,90 @@ function withPageContext(text) {
 
 const RENDERERS = {
   user: (item) => el("div", { class: "item user" },
-    el("div", { class: "bubble" },
-      item.text === null
-        ? el("em", {}, "A message the agent has not picked up yet; its text shows when it does.")
-        : withPageContext(item.text),
-      item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" }))) : null),
+    el("div", { class: "bubble" }, withPageContext(item.text),
+      item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" })))
+        : item.imageCount ? el("div", { class: "muted" }, item.imageCount === 1 ? "1 image" : `${item.imageCount} images`) : null),
     el("div", { class: "delivery", dataset: { state: item.delivery.state } }, item.delivery.text)),
 
-  assistant: (item) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` },
-    renderMarkdown(item.text), item.aborted ? el("span", { class: "muted" }, " (interrupted)") : null),
+  assistant: (item) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` }, renderMarkdown(item.text)),
 
   thinking: (item) => el("details", { class: "item thinking" },
     el("summary", {}, item.streaming ? "Thinking…" : "Thinking"), el("div", { class: "pre" }, item.text)),
 
-  tool: (item) => {
+  tool: (item, actions) => {
     // One line (name, subject, status); what went in and came out opens below it. A file
-    // change is a diff, shown open.
-    const input = item.input ?? (item.inputText || null);
-    const status = item.streaming ? "running" : item.isError ? "error" : "done";
-    const label = item.status && item.status !== "completed" ? item.status : status === "running" ? "running…" : status;
-    const changes = fileChanges(item.name, item.input);
-    const head = el("summary", { class: "tool-head" }, el("strong", {}, item.name || "tool"),
-      el("span", { class: "summary" }, summarize(input)),
+    // change is a diff, and a call waiting for the person's approval asks inside its card:
+    // both shown open.
+    const status = item.state === "running" ? "running" : item.state === "error" ? "error" : "done";
+    const asking = item.approval?.open;
+    const label = asking ? "waiting for you" : status === "running" ? "running…" : status;
+    const changes = fileChanges(item.toolName, item.input);
+    const head = el("summary", { class: "tool-head" }, el("strong", {}, item.name),
+      el("span", { class: "summary" }, summarize(item.input)),
       el("span", { class: "state" }, item.exitCode != null && item.exitCode !== 0 ? `${label} (exit ${item.exitCode})` : label));
-    return el("details", { class: "item tool", dataset: { status }, open: Boolean(changes) },
-      head, changes ? renderChanges(changes) : block("Input", input),
-      item.output !== null && item.output !== undefined ? block("Output", item.output) : null);
+    return el("details", { class: "item tool", dataset: { status: asking ? "asking" : status }, open: Boolean(changes || asking) },
+      head, changes ? renderChanges(changes) : block("Input", item.input),
+      item.output !== null && item.output !== "" ? block("Output", item.output) : null,
+      item.approval?.detail ? el("div", { class: "muted why" }, item.approval.detail) : null,
+      item.approval ? approvalControls(item.approval, actions) : null);
   },
 
-  approval: (item, actions) => {
-    const who = HARNESS_LABEL[item.harness] || item.harness;
-    const choices = item.harness === "codex"
-      ? [["Accept", { decision: "accept" }, "accepted"], ["Accept for session", { decision: "acceptForSession" }, "accepted for the session"],
-         ["Decline", { decision: "decline" }, "declined"]]
-      : [["Allow", { behavior: "allow", updatedInput: item.input }, "allowed"],
-         ...(item.sessionRules?.length ? [["Allow for session", { behavior: "allow", updatedInput: item.input,
-           updatedPermissions: item.sessionRules.map((rule) => ({ ...rule, destination: "session" })) }, "allowed for the session"]] : []),
-         ["Deny", { behavior: "deny", message: "The person denied this in the devhost panel." }, "denied"]];
-    const open = item.pending && !item.answer && !item.withdrawn && !item.resolved && !item.unsupported;
-    return el("div", { class: "item approval", dataset: { open: open ? "yes" : "no" } },
-      el("div", { class: "approval-head" }, `${who} asks: ${item.title}`),
-      item.detail ? el("div", { class: "muted" }, item.detail) : null,
-      fileChanges(item.toolName, item.input) ? renderChanges(fileChanges(item.toolName, item.input))
-        : block("Details", item.input, true),
-      open ? el("div", { class: "buttons" }, choices.map(([label, result, said]) =>
-        el("button", { type: "button", class: label.startsWith("Deny") || label.startsWith("Decline") ? "deny" : "allow",
-                       onclick: () => actions.respond(item, result, said) }, label)))
-        : el("div", { class: "muted answer" }, requestState(item)));
-  },
+  approval: (item, actions) => el("div", { class: "item approval", dataset: { open: item.open ? "yes" : "no" } },
+    el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks to use ${item.title}`),
+    item.detail ? el("div", { class: "muted" }, item.detail) : null,
+    fileChanges(item.toolName, item.input) ? renderChanges(fileChanges(item.toolName, item.input))
+      : block("Details", item.input, true),
+    approvalControls(item, actions)),
 
   question: (item, actions) => {
-    const open = item.pending && !item.answer && !item.withdrawn && !item.resolved;
-    const form = el("form", { class: "item question", dataset: { open: open ? "yes" : "no" } },
+    const form = el("form", { class: "item question", dataset: { open: item.open ? "yes" : "no" } },
       el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks`));
     item.questions.forEach((q, index) => {
       const name = `q${index}`;
-      form.append(el("fieldset", { disabled: !open },
+      const given = item.answers?.[q.id];
+      form.append(el("fieldset", { disabled: !item.open },
         el("legend", {}, q.header ? `${q.header}: ${q.text}` : q.text),
         q.options.map((option) => el("label", { class: "option" },
-          el("input", { type: q.multiple ? "checkbox" : "radio", name, value: option.label }),
+          el("input", { type: q.multiple ? "checkbox" : "radio", name, value: option.label,
+                        checked: typeof given === "string" && given.split(", ").includes(option.label) }),
           el("span", {}, option.label), option.description ? el("small", {}, ` ${option.description}`) : null)),
-        el("input", { type: q.secret ? "password" : "text", name: `${name}-other`, placeholder: "Or type an answer" })));
+        item.open ? el("input", { type: "text", name: `${name}-other`, placeholder: "Or type an answer" }) : null));
     });
-    if (open) {
+    if (item.open) {
       form.append(el("div", { class: "buttons" }, el("button", { type: "submit", class: "allow" }, "Answer")));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         const data = new FormData(form);
-        const answers = item.questions.map((q, index) => {
+        const answers = Object.fromEntries(item.questions.map((q, index) => {
           const picked = data.getAll(`q${index}`).map(String);
           const other = String(data.get(`q${index}-other`) || "").trim();
-          return other ? [...picked, other] : picked;
-        });
-        actions.respond(item, answerFor(item, answers), "answered");
+          return [q.id, (other ? [...picked, other] : picked).join(", ")];
+        }));
+        actions.answer(item, answers);
       });
     } else {
-      form.append(el("div", { class: "muted answer" }, requestState(item)));
+      form.append(el("div", { class: "muted answer" }, item.answer ? `You ${item.answer}.` : item.settled));
     }
     return form;
   },
 
   error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
   notice: (item) => el("div", { class: "item notice" }, item.text),
+  hidden: () => el("div", { class: "item hidden", hidden: true }),
 };
 
-function answerFor(item, answers) {
-  if (item.harness === "codex") {
-    return { answers: Object.fromEntries(item.questions.map((q, i) => [q.id, { answers: answers[i] }])) };
+/** An approval's buttons while it waits, or what was answered. */
+function approvalControls(item, actions) {
+  if (!item.open) {
+    return el("div", { class: "muted answer" }, item.answer ? `You ${item.answer}.` : item.settled);
   }
-  return { behavior: "allow", updatedInput: { ...item.input,
-    answers: Object.fromEntries(item.questions.map((q, i) => [q.text, answers[i].join(", ")])) } };
-}
-
-function requestState(item) {
-  if (item.answer) return `You ${item.answer}.`;
-  if (item.withdrawn) return "Withdrawn: the turn was interrupted.";
-  if (item.unsupported) return "";
-  if (item.resolved || !item.pending) return "No longer waiting for an answer.";
-  return "";
+  const codex = item.harness === "codex";
+  const choices = [[codex ? "Accept" : "Allow", "allow"],
+    ...(item.canAllowAlways ? [[codex ? "Accept for session" : "Allow for session", "allow-always"]] : []),
+    [codex ? "Decline" : "Deny", "deny"]];
+  return el("div", { class: "buttons" }, choices.map(([label, decision]) =>
+    el("button", { type: "button", class: decision === "deny" ? "deny" : "allow",
+                   onclick: (event) => { event.preventDefault(); actions.approve(item, decision); } }, label)));
 }
 
 function summarize(input) {
