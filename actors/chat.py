@@ -48,7 +48,7 @@ class Chat(pykka.ThreadingActor):
     def __init__(self, *, chat_id: str, harness, cwd: str, command: tuple[str, ...], model: str | None,
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
-                 start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT):
+                 start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None):
         super().__init__()
         self._id = chat_id
         self._harness = harness
@@ -56,7 +56,7 @@ class Chat(pykka.ThreadingActor):
         self._resuming_on = resuming_on
         self.durable = DurableFace(chat_id=chat_id, harness=harness, cwd=cwd, model=model, runtime_mode=runtime_mode,
                                    store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
-                                   stored=stored, resume=resume)
+                                   stored=stored, resume=resume, imported=imported)
         info = self.durable.info
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,

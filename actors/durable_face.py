@@ -39,7 +39,7 @@ def provider_of(harness) -> str:
 
 class DurableFace:
     def __init__(self, *, chat_id: str, harness, cwd: str, model: str | None, runtime_mode: str, store, clients,
-                 registry, actor_ref, stored=None, resume: str | None = None):
+                 registry, actor_ref, stored=None, resume: str | None = None, imported: list | None = None):
         self.chat_id = chat_id
         self._harness = harness
         self._store = store
@@ -70,7 +70,11 @@ class DurableFace:
                     self.reset_seq = line["seq"]
             self.fresh = False
         else:
-            self.thread = Thread(new_info(chat_id, provider_of(harness), cwd, model, runtime_mode, resume))
+            # A conversation the CLI saved before devhostd held it starts with its transcript.
+            self.thread = Thread(new_info(chat_id, provider_of(harness), cwd, model, runtime_mode, resume), imported)
+            first = next((item["text"] for item in imported or [] if item["kind"] == "user"), None)
+            if first:
+                self.info["suggestedTitle"] = suggested_title(first)
             self.seq = 0
             self.reset_seq = 0
             self.fresh = True

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import secrets
 
+import gevent
 import pykka
 
 from actors.chat import Chat
@@ -23,6 +24,7 @@ from actors.errors import ChatError
 from actors.guard import guarded
 from actors.harness import HARNESSES
 from storage.chat_store import ChatStore, ChatUnreadable
+from storage.saved_conversations import transcript_items
 
 PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
@@ -96,14 +98,19 @@ class Registry(pykka.ThreadingActor):
         harness = HARNESSES.get(harness_id)
         if harness is None:
             raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
+        imported = None
         if resume_id:
             chat_id = self._resumable(harness, root, resume_id)
             if chat_id is not None:
                 return self._reopen(chat_id)
+            # A conversation devhostd never held: its transcript, from the CLI's own file (read
+            # on the threadpool: file work never holds the hub), becomes the chat's first items.
+            imported = gevent.get_hub().threadpool.apply(
+                transcript_items, (harness.HARNESS_ID, resume_id, self._environment))
         chat_id = self._new_id()
         ref = Chat.start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
-                         start_cli=True, resuming_on=self._resuming_on, **self._chat_options)
+                         start_cli=True, resuming_on=self._resuming_on, imported=imported, **self._chat_options)
         self._register(chat_id, ref)
         return self._records[chat_id]
 

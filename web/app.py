@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 from urllib.parse import parse_qs, urlencode
@@ -23,6 +24,7 @@ from actors.harness_catalog import executable_for, missing_cli_message
 from actors.errors import ChatError
 from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
+from storage.saved_conversations import saved_conversations
 from web import security
 from web.chat_socket import serve_chat_socket
 from web.thread_socket import parse_since, serve_thread_socket
@@ -307,6 +309,17 @@ def build_routes(context: Context) -> bottle.Bottle:
     @handler
     def list_sessions():
         return _json({"sessions": _ask(context.registry.sessions(directory_from_query()))})
+
+    @app.get("/__devhost__/chat/saved")
+    @handler
+    def saved():
+        """The CLIs' own saved conversations of this page's folder that no session holds:
+        resumable with POST /chat/sessions {resumeId}, their transcript kept."""
+        directory = directory_from_query()
+        held = {record.get("nativeSessionId") for record in _ask(context.registry.sessions(directory))}
+        # File work on the hub's threadpool: reading many transcripts never holds the hub.
+        found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ)))
+        return _json({"conversations": [c for c in found if c["nativeSessionId"] not in held]})
 
     @app.post("/__devhost__/chat/sessions/<session_id>/close")
     @handler

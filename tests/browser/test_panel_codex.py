@@ -61,6 +61,7 @@ def test_closing_a_session_and_resuming_it_from_the_panel(page, daemon, openai, 
     closed_id = panel.find("select.session").input_value()
     panel.find(".resume").click()
     expect(panel.find("select.session")).not_to_have_value(closed_id)
+    expect(panel.items("assistant").first).to_have_text("I will remember pelican.")  # the transcript stays
     panel.send("what word?")
     expect(panel.items("assistant").last).to_have_text("You said pelican.")
     assert "remember the word pelican" in message_text(openai.requests[-1])

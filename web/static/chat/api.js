@@ -47,6 +47,8 @@ export const api = {
   config: () => call("GET", "/__devhost__/config.json"),
   harnesses: (target) => call("GET", `/__devhost__/chat/harnesses?${query(target)}`).then((v) => v.harnesses),
   sessions: (target) => call("GET", `/__devhost__/chat/sessions?${query(target)}`).then((v) => v.sessions),
+  /** The CLIs' own saved conversations of this folder that no session holds (begun in a terminal). */
+  saved: (target) => call("GET", `/__devhost__/chat/saved?${query(target)}`).then((v) => v.conversations),
   createSession: ({ harness, target, model, resumeId }) => call("POST", "/__devhost__/chat/sessions", {
     harness, target, pageURL: pageURL(), ...(model ? { model } : {}), ...(resumeId ? { resumeId } : {}),
   }),

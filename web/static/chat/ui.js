@@ -40,6 +40,7 @@ export class Panel {
     this.host = host;
     this.session = null; // the attached session's record
     this.sessions = [];
+    this.saved = []; // the CLIs' own saved conversations of this folder, resumable
     this.harnesses = null;
     this.connection = null;
     this.transcript = new Transcript();
@@ -173,6 +174,7 @@ export class Panel {
       this.showNote(error.message);
     }
     this.sessions = sessions;
+    this._loadSaved();
     const saved = sessions.find((s) => s.id === conversation.sessionId);
     if (saved && saved.status !== "closed") {
       this.attach(saved);
@@ -256,8 +258,23 @@ export class Panel {
     this.ui.link.textContent = "";
   }
 
+  async _loadSaved() {
+    const target = this.store.state.target;
+    try {
+      const saved = await api.saved(target);
+      if (target === this.store.state.target) this.saved = saved;
+    } catch {
+      this.saved = []; // the list of sessions says what is wrong, if anything is
+    }
+    this._renderControls();
+  }
+
   async pickSession(id) {
     if (!id) return this.detach();
+    if (id.startsWith("saved:")) {
+      const [, harness, nativeId] = id.split(":");
+      return this.resumeSaved(harness, nativeId);
+    }
     const record = this.sessions.find((s) => s.id === id);
     if (record) this.attach(record);
   }
@@ -285,13 +302,25 @@ export class Panel {
     }
   }
 
+  /** A conversation begun in a terminal: resumed as a session of its own, its transcript kept. */
+  async resumeSaved(harness, nativeId) {
+    try {
+      const record = await api.createSession({ harness, target: this.store.state.target, resumeId: nativeId });
+      await this._refreshSessions();
+      this.attach(record);
+    } catch (error) {
+      this.hint(error.message);
+      this._renderControls();
+    }
+  }
+
   async _refreshSessions() {
     try {
       this.sessions = await api.sessions(this.store.state.target);
     } catch (error) {
       this.hint(error.message);
     }
-    this._renderControls();
+    await this._loadSaved();
   }
 
   // ---- frames -----------------------------------------------------------------------------------
@@ -623,6 +652,13 @@ export class Panel {
       options.push(el("option", { value: s.id, title: s.title || "" },
         [s.title || "Untitled conversation", HARNESS_LABEL[s.harness] || s.harness, STATUS_TEXT[s.status] || s.status,
          startedAt(s.createdAt)].filter(Boolean).join(" · ")));
+    }
+    const held = new Set(this.sessions.map((s) => s.nativeSessionId).filter(Boolean));
+    const saved = this.saved.filter((c) => !held.has(c.nativeSessionId));
+    if (saved.length) {
+      options.push(el("optgroup", { label: "Begun in a terminal (opens resumed)" }, saved.map((c) =>
+        el("option", { value: `saved:${c.harness}:${c.nativeSessionId}`, title: c.title },
+          [c.title, HARNESS_LABEL[c.harness] || c.harness, startedAt(c.updatedAt)].filter(Boolean).join(" · ")))));
     }
     u.sessionPick.replaceChildren(...options);
     u.sessionPick.value = this.session?.id || "";
