@@ -8,10 +8,11 @@ It runs in gevent greenlets of the test process (as the mock model servers do) a
 - ``/``: an HTML page with a fixed layout (``#box`` is 300×120 at 40,60) whose script opens the
   app's own WebSocket at ``/hmr`` (as a dev server's hot reload does) and shows what it hears;
 - ``/hmr``: a WebSocket that says ``hello`` and answers ``ping:X`` with ``pong:X``;
-- ``/gzip``, ``/deflate``, ``/chunked``, ``/nohead``: HTML sent compressed, chunked, or
-  without a <head>; ``/redirect`` (a 302 to the upstream's own address); ``/echo`` (the
-  request, as JSON); ``/events`` (a server-sent event stream); ``/style.css``; ``/brotli``
-  (an HTML body marked ``br`` that devhostd cannot undo).
+- ``/gzip``, ``/deflate``, ``/chunked``, ``/nohead``, ``/brotli``, ``/zstd``: HTML sent compressed,
+  chunked, or without a <head>; ``/compress`` (an encoding devhostd does not undo);
+  ``/validated`` (HTML with an ETag); ``/status/<code>[/empty]`` (HTML with any status);
+  ``/empty-chunked`` (an HTML answer with no body, chunked); ``/redirect`` (a 302 to the upstream's own address); ``/echo`` (the
+  request, as JSON); ``/events`` (a server-sent event stream); ``/style.css``.
 Every request is recorded in ``.requests`` as ``(method, path, headers)``.
 """
 from __future__ import annotations
@@ -20,8 +21,12 @@ import gzip
 import json
 import zlib
 
+import brotli
+
 from gevent import pool, pywsgi
 from geventwebsocket.handler import WebSocketHandler
+
+from web.decoders import zstd
 
 PAGE = b"""<!doctype html>
 <html lang="en">
@@ -93,9 +98,27 @@ class UpstreamApp:
             return _answer(start_response, "200 OK", "text/html", gzip.compress(PAGE), [("Content-Encoding", "gzip")])
         if path == "/deflate":
             return _answer(start_response, "200 OK", "text/html", zlib.compress(PAGE), [("Content-Encoding", "deflate")])
+        if path == "/compress":
+            return _answer(start_response, "200 OK", "text/html", b"\x1f\x9d\x90not undone here",
+                           [("Content-Encoding", "compress")])
         if path == "/brotli":
-            return _answer(start_response, "200 OK", "text/html", b"\x8b\x02\x80not really brotli",
-                           [("Content-Encoding", "br")])
+            return _answer(start_response, "200 OK", "text/html", brotli.compress(PAGE), [("Content-Encoding", "br")])
+        if path == "/zstd":
+            return _answer(start_response, "200 OK", "text/html", zstd.compress(PAGE), [("Content-Encoding", "zstd")])
+        if path == "/validated":
+            return _answer(start_response, "200 OK", "text/html", PAGE,
+                           [("ETag", '"upstream-v1"'), ("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT"),
+                            ("Vary", "Accept-Encoding")])
+        if path.startswith("/status/"):  # /status/<code>[/empty]: an HTML answer with that status
+            code = int(path.split("/")[2])
+            body = b"" if path.endswith("/empty") else PAGE
+            extra = [("Location", "/")] if 300 <= code < 400 else []
+            start_response(f"{code} Status", [("Content-Type", "text/html"), *extra]
+                           + ([] if code in (204, 304) else [("Content-Length", str(len(body)))]))
+            return [b"" if code in (204, 304) else body]
+        if path == "/empty-chunked":
+            start_response("200 OK", [("Content-Type", "text/html")])  # chunked, with no chunk at all
+            return iter([])
         if path == "/nohead":
             return _answer(start_response, "200 OK", "text/html", b"<p>no head at all</p>")
         if path == "/chunked":

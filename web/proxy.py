@@ -16,13 +16,14 @@ import json
 import re
 import socket
 import ssl
-import zlib
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 import gevent
 
 from actors.chatlog import daemon_log
+from web.decoders import DECODABLE, decoder_for
+from web.decoders import ERRORS as DECODE_ERRORS
 from web.upstream_pool import UpstreamPool
 from web.websocket import AbortResponse, no_delay
 
@@ -39,7 +40,6 @@ SNIFF_LIMIT = 64 * 1024  # how much HTML is held back while looking for <head>
 # RFC 9110 §7.6.1, plus the non-standard Proxy-Connection browsers still send.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "proxy-connection"})
-_DECODABLE = ("gzip", "x-gzip", "deflate", "identity")
 # RFC 9110 §9.2.2: sent twice, these mean what they mean once; with no body to send again.
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 POOL = UpstreamPool()
@@ -84,7 +84,41 @@ def request_target(environ, upstream: Upstream) -> str:
     return upstream.base_path + target + (f"?{query}" if query else "")
 
 
-def request_headers(environ) -> list[tuple[str, str]]:
+def is_navigation(environ) -> bool:
+    """Whether the browser asks for a page a person is going to: only such an answer gets the
+    panel. ``Sec-Fetch-Dest: document`` says so (an iframe, a fetch(), an htmx swap do not);
+    without it, an ``Accept`` that prefers HTML, unless the request says it is a script's."""
+    dest = environ.get("HTTP_SEC_FETCH_DEST")
+    if dest is not None:
+        return dest.strip().lower() == "document"
+    if environ.get("HTTP_X_REQUESTED_WITH") or environ.get("HTTP_HX_REQUEST"):
+        return False
+    return prefers_html(environ.get("HTTP_ACCEPT", ""))
+
+
+def prefers_html(accept: str) -> bool:
+    """``text/html`` is named in Accept with the highest weight of all it names (``*/*`` alone,
+    what fetch() sends, is no preference)."""
+    weights = {}
+    for part in accept.split(","):
+        media, _, params = part.strip().partition(";")
+        weight = 1.0
+        for param in params.split(";"):
+            name, _, value = param.strip().partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        if media.strip():
+            weights[media.strip().lower()] = weight
+    html = weights.get("text/html", 0.0)
+    return html > 0 and html >= max(weights.values())
+
+
+def request_headers(environ, narrow: bool = False) -> list[tuple[str, str]]:
+    """The browser's headers for the upstream. ``narrow`` (an answer devhostd may rewrite):
+    ``Accept-Encoding`` keeps only the encodings devhostd can undo; otherwise it passes as is."""
     headers = []
     listed = _connection_tokens(environ.get("HTTP_CONNECTION", ""))
     for key, value in environ.items():
@@ -92,16 +126,18 @@ def request_headers(environ) -> list[tuple[str, str]]:
             continue
         name = key[5:].replace("_", "-").title()
         lower = name.lower()
-        if lower in HOP_BY_HOP or lower in listed or lower in ("accept-encoding", "x-forwarded-for"):
+        if lower in HOP_BY_HOP or lower in listed or lower == "x-forwarded-for" \
+                or (narrow and lower == "accept-encoding"):
             continue
         headers.append((name, value))
     for key, name in (("CONTENT_TYPE", "Content-Type"), ("CONTENT_LENGTH", "Content-Length")):
         if environ.get(key):
             headers.append((name, environ[key]))
-    # Only encodings devhostd can undo, so HTML can always be given the panel.
-    accepted = [token.strip() for token in environ.get("HTTP_ACCEPT_ENCODING", "").split(",")]
-    kept = [token for token in accepted if token.split(";")[0].strip().lower() in _DECODABLE]
-    headers.append(("Accept-Encoding", ", ".join(kept) or "identity"))
+    if narrow:
+        # Only encodings devhostd can undo, so the page can always be given the panel.
+        accepted = [token.strip() for token in environ.get("HTTP_ACCEPT_ENCODING", "").split(",")]
+        kept = [token for token in accepted if token.split(";")[0].strip().lower() in DECODABLE]
+        headers.append(("Accept-Encoding", ", ".join(kept) or "identity"))
     forwarded_for = environ.get("HTTP_X_FORWARDED_FOR")
     client = environ.get("REMOTE_ADDR", "")
     headers.append(("X-Forwarded-For", f"{forwarded_for}, {client}" if forwarded_for else client))
@@ -186,7 +222,7 @@ def _exchange(connection, method: str, environ, upstream: Upstream, has_body: bo
     sock = connection.sock
     sock.settimeout(RESPONSE_TIMEOUT)
     connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
-                       headers=dict(request_headers(environ)))
+                       headers=dict(request_headers(environ, narrow=is_navigation(environ))))
     response = connection.getresponse()
     interim = False
     while 100 <= response.status < 200 and response.status != 101:
@@ -227,23 +263,20 @@ def _clean(value: str) -> str:
 
 
 def _response_plan(response, method: str, environ, upstream: Upstream):
-    """(headers for the browser, whether to inject the script, a decompressor or None)."""
+    """(headers for the browser, whether to inject the script, a decoder or None)."""
     listed = _connection_tokens(response.getheader("Connection") or "")
     is_html = (response.getheader("Content-Type") or "").split(";")[0].strip().lower() == "text/html"
     encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
     has_body = response.status not in (204, 304) and response.status >= 200
-    # An encoding devhostd cannot undo (say br from a server that ignored Accept-Encoding)
-    # passes through untouched, without the panel, rather than broken. A HEAD answer keeps the
-    # headers the upstream gave it: there is no body to change.
-    # Part of a body (a range) cannot be given the script: its offsets would no longer fit.
-    partial = response.status == 206 or response.getheader("Content-Range") is not None
-    inject = is_html and has_body and encoding in _DECODABLE and method != "HEAD" and not partial
     lengths = response.headers.get_all("Content-Length") or []
     # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
     # beside it, and a status that has a body at all.
     keep_length = (len(set(v.strip() for v in lengths)) == 1 and lengths[0].strip().isdigit()
                    and not response.chunked and response.getheader("Transfer-Encoding") is None
                    and has_body)
+    inject = is_html and _is_page(response.status) and not (keep_length and int(lengths[0]) == 0) \
+        and encoding in DECODABLE and method != "HEAD" and response.getheader("Content-Range") is None \
+        and is_navigation(environ)
     headers = []
     for name, value in response.getheaders():
         lower = name.lower()
@@ -253,18 +286,32 @@ def _response_plan(response, method: str, environ, upstream: Upstream):
             if not keep_length or any(n.lower() == "content-length" for n, _ in headers):
                 continue
             value = value.strip()
-        if inject and lower in ("content-length", "content-encoding", "content-md5"):
-            continue  # the body changes; the server sends it chunked, uncompressed
+        if inject and lower in REWRITTEN:
+            continue  # the body changes: sent chunked and decoded, without the upstream's validator
+        if inject and lower == "vary":
+            continue  # given again below, with what decided the panel
         value = _clean(value)
         if lower == "location":
             value = rewrite_location(value, upstream, environ.get("HTTP_HOST", ""))
         headers.append((name, value))
-    decoder = None
-    if inject and encoding in ("gzip", "x-gzip"):
-        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif inject and encoding == "deflate":
-        decoder = _Deflate()
-    return headers, inject, decoder
+    if inject:
+        # A cache must not give this page (with the panel) to a fetch() of the same address.
+        varied = [v.strip() for v in ",".join(response.headers.get_all("Vary") or []).split(",") if v.strip()]
+        if not any(v.lower() in ("sec-fetch-dest", "*") for v in varied):
+            varied.append("Sec-Fetch-Dest")
+        headers.append(("Vary", ", ".join(varied)))
+    return headers, inject, decoder_for(encoding) if inject else None
+
+
+# Headers of the upstream's body that do not fit the body with the panel: its framing, its
+# encoding, its digests and its validator (a cache would pair the upstream's ETag with it).
+REWRITTEN = frozenset({"content-length", "content-encoding", "content-md5", "digest", "repr-digest",
+                       "content-digest", "etag"})
+
+
+def _is_page(status: int) -> bool:
+    """A status whose body a person sees as a page: not 1xx, 204, 206, 304 or another 3xx."""
+    return 200 <= status < 300 and status not in (204, 206) or status >= 400
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -293,32 +340,6 @@ def rewrite_location(url: str, upstream: Upstream, routed_host: str) -> str:
         return path + (f"?{parts.query}" if parts.query else "") + (f"#{parts.fragment}" if parts.fragment else "")
     return (f"http://{routed_host}{path or '/'}" + (f"?{parts.query}" if parts.query else "")
             + (f"#{parts.fragment}" if parts.fragment else ""))
-
-
-class _Deflate:
-    """HTTP "deflate" is meant to be zlib-wrapped, but some servers send raw deflate."""
-
-    def __init__(self):
-        self._inner = None
-
-    def decompress(self, data: bytes, max_length: int = 0) -> bytes:
-        if self._inner is None:
-            if not data:
-                return b""
-            wrapped = len(data) >= 2 and (data[0] & 0x0F) == 8 and ((data[0] << 8) | data[1]) % 31 == 0
-            self._inner = zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-        return self._inner.decompress(data, max_length)
-
-    @property
-    def unconsumed_tail(self) -> bytes:
-        return self._inner.unconsumed_tail if self._inner is not None else b""
-
-    def flush(self) -> bytes:
-        return self._inner.flush() if self._inner is not None else b""
-
-    @property
-    def eof(self) -> bool:
-        return self._inner is None or self._inner.eof
 
 
 class _ResponseBody:
@@ -402,7 +423,7 @@ class _ResponseBody:
                         piece = self._injector.feed(piece)
                     if piece:
                         yield piece
-            except zlib.error as exc:
+            except DECODE_ERRORS as exc:
                 daemon_log(f"proxy: the upstream's compressed answer is broken: {exc!r}")
                 broken = True
                 break
@@ -457,10 +478,12 @@ class ScriptInjector:
         self._done = False
         self._scanned = 0  # the held bytes before this hold no tag of ours
         self._gt_from = 0  # where to go on looking for the ">" of an open <head …/<body … tag
+        self._empty = True  # no byte of the body came yet: an empty body stays empty
 
     def feed(self, data: bytes) -> bytes:
         if self._done:
             return data
+        self._empty = self._empty and not data
         self._held += data
         found = self._scan(final=False)
         if found is not None:
@@ -493,7 +516,8 @@ class ScriptInjector:
         return None
 
     def finish(self) -> bytes:
-        if self._done:
+        if self._done or self._empty:
+            self._done = True
             return b""
         found = self._scan(final=True)
         return found if found is not None else self._fallback()

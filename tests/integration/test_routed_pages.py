@@ -29,10 +29,17 @@ def stack(tmp_path, upstream):
     return tmp_path
 
 
-def fetch(daemon, path, host=None, method="GET", headers=None, body=None):
+# What a browser sends when a person goes to a page (a link, the address bar, a reload).
+NAVIGATION = {"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate",
+              "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+
+def fetch(daemon, path, host=None, method="GET", headers=None, body=None, navigate=True):
+    """One request on a connection of its own; by default a page navigation, as a browser's."""
     connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
     try:
-        connection.request(method, path, body=body, headers={"Host": host or daemon.host(), **(headers or {})})
+        sent = {"Host": host or daemon.host(), **(NAVIGATION if navigate else {}), **(headers or {})}
+        connection.request(method, path, body=body, headers=sent)
         response = connection.getresponse()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
     finally:
@@ -50,11 +57,65 @@ def test_html_gets_the_panel_script_once_and_is_sent_uncompressed(daemon):
         assert b"</html>" in body, path
 
 
+def test_a_page_in_br_or_zstd_gets_the_panel_without_asking_the_dev_server_for_it_uncompressed(daemon, upstream):
+    for path in ("/brotli", "/zstd"):
+        status, headers, body = fetch(daemon, path, headers={"Accept-Encoding": "gzip, deflate, br, zstd"})
+        assert status == 200 and body.count(PANEL_SCRIPT) == 1 and b"</html>" in body, path
+        assert "content-encoding" not in headers, path
+    asked = [r[2]["accept-encoding"] for r in upstream.requests if r[1] in ("/brotli", "/zstd")]
+    assert asked == ["gzip, deflate, br, zstd"] * 2
+
+
+def test_only_a_navigation_to_a_page_gets_the_panel(daemon, upstream):
+    scripted = {"fetch()": {"Sec-Fetch-Dest": "empty", "Sec-Fetch-Mode": "cors", "Accept": "*/*"},
+                "htmx": {"Sec-Fetch-Dest": "empty", "HX-Request": "true", "Accept": "text/html, */*"},
+                "an iframe": {"Sec-Fetch-Dest": "iframe", "Accept": NAVIGATION["Accept"]},
+                "an old XMLHttpRequest": {"X-Requested-With": "XMLHttpRequest", "Accept": "text/html"},
+                "no preference": {"Accept": "*/*"}}
+    for what, headers in scripted.items():
+        status, got, body = fetch(daemon, "/", headers=headers, navigate=False)
+        assert status == 200 and PANEL_SCRIPT not in body, what
+        assert int(got["content-length"]) == len(body), what  # passed as it is, byte for byte
+    # A browser that sends no Sec-Fetch-* headers: an Accept that prefers HTML is a navigation.
+    status, _, body = fetch(daemon, "/", headers={"Accept": "text/html,*/*;q=0.8"}, navigate=False)
+    assert PANEL_SCRIPT in body
+
+
+def test_only_an_answer_with_a_page_gets_the_panel(daemon, upstream):
+    for code in (301, 302, 307, 204, 304):
+        status, _, body = fetch(daemon, f"/status/{code}")
+        assert status == code and PANEL_SCRIPT not in body, code
+    for path in ("/status/200/empty", "/status/500/empty", "/empty-chunked"):
+        status, _, body = fetch(daemon, path)
+        assert body == b"", path  # an empty answer stays empty: never the script tag alone
+    for code in (404, 500):
+        status, _, body = fetch(daemon, f"/status/{code}")
+        assert status == code and body.count(PANEL_SCRIPT) == 1, code  # the dev server's error page
+
+
+def test_a_page_given_the_panel_loses_the_upstreams_validator_and_varies_on_the_navigation(daemon, upstream):
+    status, headers, body = fetch(daemon, "/validated")
+    assert PANEL_SCRIPT in body and "etag" not in headers
+    assert headers["vary"] == "Accept-Encoding, Sec-Fetch-Dest"
+    status, headers, body = fetch(daemon, "/validated", navigate=False, headers={"Accept": "*/*"})
+    assert PANEL_SCRIPT not in body and headers["etag"] == '"upstream-v1"'  # untouched: its own validator
+
+
+def test_only_a_navigation_has_its_accept_encoding_narrowed(daemon, upstream):
+    offered = "gzip, deflate, br, zstd, dcb"
+    fetch(daemon, "/style.css", navigate=False, headers={"Accept-Encoding": offered})
+    fetch(daemon, "/", headers={"Accept-Encoding": offered})
+    [css] = [r[2] for r in upstream.requests if r[1] == "/style.css"]
+    [page] = [r[2] for r in upstream.requests if r[1] == "/"]
+    assert css["accept-encoding"] == offered
+    assert page["accept-encoding"] == "gzip, deflate, br, zstd"
+
+
 def test_other_responses_pass_through_unchanged_with_their_headers(daemon, upstream):
     status, headers, body = fetch(daemon, "/style.css")
     assert status == 200 and headers["content-type"] == "text/css"
     assert int(headers["content-length"]) == len(body) and b"#box" in body and PANEL_SCRIPT not in body
-    status, headers, body = fetch(daemon, "/echo?q=%20x", method="POST", body=b"payload",
+    status, headers, body = fetch(daemon, "/echo?q=%20x", method="POST", body=b"payload", navigate=False,
                                   headers={"Content-Type": "text/plain", "Connection": "keep-alive, X-Private",
                                            "X-Private": "hop", "X-Custom": "kept", "Accept-Encoding": "br, gzip"})
     echoed = json.loads(body)
@@ -62,7 +123,7 @@ def test_other_responses_pass_through_unchanged_with_their_headers(daemon, upstr
     sent = echoed["headers"]
     assert sent["host"] == daemon.host()  # the routed hostname, as the browser sent it
     assert sent["x-custom"] == "kept" and "x-private" not in sent  # named in Connection: hop-by-hop
-    assert sent["accept-encoding"] == "gzip"  # only what devhostd can undo to inject the panel
+    assert sent["accept-encoding"] == "br, gzip"  # not a page a person goes to: nothing to undo
     assert sent["x-forwarded-host"] == daemon.host() and sent["x-forwarded-proto"] == "http"
     assert headers["x-upstream"] == "yes" and headers["set-cookie"] == "session=abc; Path=/"
 
@@ -82,8 +143,8 @@ def test_redirects_to_the_upstreams_own_address_point_back_at_the_routed_hostnam
 
 
 def test_an_encoding_devhostd_cannot_undo_passes_through_without_the_panel(daemon):
-    status, headers, body = fetch(daemon, "/brotli")
-    assert status == 200 and headers["content-encoding"] == "br" and PANEL_SCRIPT not in body
+    status, headers, body = fetch(daemon, "/compress")
+    assert status == 200 and headers["content-encoding"] == "compress" and PANEL_SCRIPT not in body
 
 
 def test_server_sent_events_stream_through(daemon):
@@ -384,7 +445,8 @@ def test_an_answer_cut_short_never_looks_complete(daemon, raw_upstream):
 
     def get(path):
         started = time.monotonic()
-        out = raw_exchange(daemon, b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\n\r\n", wait=8)
+        out = raw_exchange(daemon, b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\nSec-Fetch-Dest: document\r\n\r\n",
+                           wait=8)
         return out, time.monotonic() - started
     # Passed through with its length: the connection closes short of it.
     raw = raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n"
