@@ -15,6 +15,7 @@ import os
 import bottle
 
 from web import proxy
+from web.reload_hold import ReloadHolds
 
 STATIC_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml",
@@ -22,13 +23,17 @@ _TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css
 
 
 class Pages:
+    def __init__(self):
+        self.holds = ReloadHolds()  # hot reloads held per routed hostname
+
     def start(self, context) -> dict:
         return {}  # no actors: pages only read the manifest
 
     def install(self, app) -> None:
         add_static_routes(app.bottle, "chat")
+        add_hold_routes(app.bottle, app.context, self.holds)
         app.fallback = routed_pages(app.context, control_page=app.fallback)
-        app.raw_upgrade = lambda handler: app_socket(app, handler)
+        app.raw_upgrade = lambda handler: app_socket(app, handler, self.holds)
 
 
 EXTENSION = Pages()
@@ -49,6 +54,40 @@ def add_static_routes(routes: bottle.Bottle, folder: str) -> None:
         response.set_header("Cache-Control", "no-cache")
         response.set_header("X-Content-Type-Options", "nosniff")
         return response
+
+
+def add_hold_routes(routes: bottle.Bottle, context, holds: ReloadHolds) -> None:
+    """``/__devhost__/reloads`` on a routed hostname: whether its hot reloads are held.
+    GET -> {held, updates, bytes, ended}; PUT {held: bool}; POST .../apply sends what is held."""
+
+    def hostname_or_refuse():
+        hostname = _hostname(context, bottle.request.environ)
+        if hostname is None:
+            raise bottle.HTTPResponse(json.dumps({"error": "reloads are held for a routed page: ask on its hostname"}),
+                                      status=404, headers={"Content-Type": "application/json"})
+        return hostname
+
+    def answer(value):
+        return bottle.HTTPResponse(json.dumps(value), headers={"Content-Type": "application/json",
+                                                                "Cache-Control": "no-store"})
+
+    @routes.route("/__devhost__/reloads", method=["GET", "PUT"])
+    def reloads():
+        hostname = hostname_or_refuse()
+        if bottle.request.method == "GET":
+            return answer(holds.state(hostname))
+        try:
+            body = json.loads(bottle.request.body.read(4096) or b"null")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("held"), bool):
+            return bottle.HTTPResponse(json.dumps({"error": "the body must be {\"held\": true or false}"}),
+                                       status=400, headers={"Content-Type": "application/json"})
+        return answer(holds.hold(hostname, body["held"]))
+
+    @routes.post("/__devhost__/reloads/apply")
+    def apply():
+        return answer(holds.apply(hostname_or_refuse()))
 
 
 def _hostname(context, environ) -> str | None:
@@ -112,7 +151,7 @@ def _html(start_response, status: str, title: str, text: str, panel: bool = True
     return [] if head else [body]
 
 
-def app_socket(app, handler) -> None:
+def app_socket(app, handler, holds=None) -> None:
     """A WebSocket upgrade outside /__devhost__/: the app's own socket, tunnelled to its upstream."""
     environ = handler.environ
     # The pre-upgrade check is bypassed for these, so the Host rule is applied here. Origin is
@@ -126,4 +165,4 @@ def app_socket(app, handler) -> None:
     if service is None or not service.upstream:
         proxy.answer(handler, "404 Not Found", "no WebSocket is served at this path: this hostname has no upstream")
         return
-    proxy.tunnel_websocket(handler, proxy.Upstream.parse(service.upstream))
+    proxy.tunnel_websocket(handler, proxy.Upstream.parse(service.upstream), holds, hostname)

@@ -24,6 +24,7 @@ import gevent
 from actors.chatlog import daemon_log
 from web.decoders import DECODABLE, decoder_for
 from web.decoders import ERRORS as DECODE_ERRORS
+from web.reload_hold import FrameSplitter
 from web.upstream_pool import UpstreamPool
 from web.websocket import AbortResponse, no_delay
 
@@ -537,11 +538,13 @@ class ScriptInjector:
 
 # ---- WebSocket pass-through ------------------------------------------------------------------
 
-def tunnel_websocket(handler, upstream: Upstream) -> None:
+def tunnel_websocket(handler, upstream: Upstream, holds=None, hostname: str | None = None) -> None:
     """Relays an upgrade request and then both directions, byte for byte, until one side closes.
 
     ``handler`` is the gevent-websocket handler of the browser's connection: its ``rfile``
     may already hold bytes the browser sent after the request, so reads go through it.
+    With ``holds`` (web/reload_hold.py), what the upstream sends is cut into frames, so it can
+    be held while the person holds reloads for ``hostname``; the bytes stay the upstream's.
     """
     try:
         remote = socket.create_connection((upstream.host, upstream.port), timeout=CONNECT_TIMEOUT)
@@ -576,18 +579,22 @@ def tunnel_websocket(handler, upstream: Upstream) -> None:
             remote.close()
             handler.close_connection = True
         return
+    tunnel = holds.open(hostname, client) if holds is not None else None
     try:
         try:
-            client.sendall(head + rest)
+            client.sendall(head if tunnel is not None else head + rest)
         except OSError:
             return  # the browser went away meanwhile
         to_remote = gevent.spawn(_pump, handler.rfile.read1, remote)
-        to_client = gevent.spawn(_pump, remote.recv, client)
+        to_client = gevent.spawn(_pump, remote.recv, client) if tunnel is None else \
+            gevent.spawn(_pump_frames, remote.recv, client, rest, holds, hostname, tunnel)
         gevent.wait([to_remote, to_client], count=1)
         # One side is done: give the other a moment to pass on its close, then cut both.
         gevent.wait([to_remote, to_client], timeout=5)
         gevent.killall([to_remote, to_client], block=False)
     finally:
+        if tunnel is not None:
+            holds.close(hostname, tunnel)
         remote.close()
         handler.close_connection = True
 
@@ -662,6 +669,25 @@ def _pump(read, destination) -> None:
         pass  # a side went away (ValueError: a closed file); the tunnel ends either way
     try:
         destination.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def _pump_frames(read, client, first: bytes, holds, hostname: str, tunnel) -> None:
+    """The upstream's side of a tunnel whose frames may be held (web/reload_hold.py)."""
+    splitter = FrameSplitter()
+    try:
+        data = first
+        while True:
+            if data:
+                holds.relay(hostname, tunnel, splitter.feed(data))
+            data = read(CHUNK)
+            if not data:
+                break
+    except (OSError, ValueError):
+        pass  # a side went away; the tunnel ends either way
+    try:
+        client.shutdown(socket.SHUT_WR)
     except OSError:
         pass
 

@@ -208,6 +208,52 @@ def test_the_apps_own_websocket_is_tunnelled_to_the_upstream(daemon, upstream):
     assert headers["host"] == daemon.host() and headers["upgrade"].lower() == "websocket"
 
 
+def reloads(daemon, method="GET", body=None, path="/__devhost__/reloads"):
+    status, value = daemon.request(method, path, body, host=daemon.host())
+    assert status == 200, (status, value)
+    return value
+
+
+def test_held_reloads_reach_the_page_only_when_applied_and_in_order(daemon, upstream):
+    ws = _ws(daemon)
+    assert ws.recv() == "hello"
+    assert reloads(daemon, "PUT", {"held": True})["held"] is True
+    for n in (1, 2, 3):
+        ws.send(f"ping:{n}")  # the dev server answers each: held, not sent on
+    ws.settimeout(1)
+    with pytest.raises(websocket.WebSocketTimeoutException):
+        ws.recv()
+    wait_for = time.monotonic() + 5
+    while reloads(daemon)["updates"] < 3 and time.monotonic() < wait_for:
+        time.sleep(0.05)
+    assert reloads(daemon)["updates"] == 3
+    assert reloads(daemon, "POST", path="/__devhost__/reloads/apply") == {"held": True, "updates": 0, "bytes": 0,
+                                                                         "ended": None}
+    ws.settimeout(10)
+    assert [ws.recv() for _ in range(3)] == ["pong:1", "pong:2", "pong:3"]
+    ws.send("ping:4")
+    ws.settimeout(1)
+    with pytest.raises(websocket.WebSocketTimeoutException):
+        ws.recv()
+    reloads(daemon, "PUT", {"held": False})  # turning the hold off sends what waited
+    ws.settimeout(10)
+    assert ws.recv() == "pong:4"
+    ws.send("ping:5")
+    assert ws.recv() == "pong:5"  # and nothing is held any more
+    ws.close()
+
+
+def test_reloads_are_held_per_routed_page_and_asked_for_with_its_origin(daemon, upstream):
+    status, value = daemon.request("PUT", "/__devhost__/reloads", {"held": True}, host=daemon.host(),
+                                   origin="http://evil.localhost")
+    assert status == 403
+    control = daemon.control_origin.split("//")[1]
+    status, value = daemon.request("GET", "/__devhost__/reloads", host=control)
+    assert status == 404 and "routed page" in value["error"]
+    status, value = daemon.request("PUT", "/__devhost__/reloads", {"held": "yes"}, host=daemon.host())
+    assert status == 400 and "held" in value["error"]
+
+
 def test_upgrades_outside_devhost_are_refused_for_foreign_hosts_and_hosts_without_an_app(daemon, upstream):
     with pytest.raises(websocket.WebSocketBadStatusException) as refused:
         _ws(daemon, host=f"evil.example:{daemon.port}")
