@@ -268,7 +268,7 @@ def build_routes(context: Context) -> bottle.Bottle:
             "devhostSourceRootPath": context.source_root,
             "manifestPath": manifest.path or "",
             "services": [{"name": s.name, "host": s.host, "url": f"http://{s.host}:{context.port}/",
-                          "projectRootPath": s.root} for s in manifest.services],
+                          "projectRootPath": s.root, "proxied": bool(s.upstream)} for s in manifest.services],
             "features": {"chat": True},
         })
 

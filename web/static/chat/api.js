@@ -53,6 +53,10 @@ export const api = {
     harness, target, pageURL: pageURL(), ...(model ? { model } : {}), ...(resumeId ? { resumeId } : {}),
   }),
   closeSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/close?${query(target)}`),
+  /** Whether this page's hot reloads are held: {held, updates, bytes, ended}. */
+  reloads: () => call("GET", "/__devhost__/reloads"),
+  holdReloads: (held) => call("PUT", "/__devhost__/reloads", { held }),
+  applyReloads: () => call("POST", "/__devhost__/reloads/apply"),
   /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
   position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
   savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),

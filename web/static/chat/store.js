@@ -1,8 +1,10 @@
 // The panel's state in localStorage, under one key per project directory and page origin (so
 // pages that differ only in path, query or fragment share it). What is kept: whether the chat
 // is open, its side and target; per target the harness, model, session, the unsent text (also
-// a sent one, until its send is acknowledged) and the scroll position. Never transcripts,
-// screenshots or approval answers. Anything invalid or from another version resets to defaults.
+// a sent one, until its send is acknowledged) and the scroll position; the page's reload state:
+// whether reloads are held, whether the hot reload notice was dismissed, the session and command
+// of a Disable Reloads request the agent has not finished, and a turn that was running when the
+// page went away. Never transcripts, screenshots or approval answers. Anything invalid or from another version resets to defaults.
 
 export const VERSION = 1;
 export const TARGETS = ["project", "devhost"];
@@ -19,7 +21,24 @@ export function defaultConversation() {
 
 export function defaults() {
   return { version: VERSION, open: false, side: "right", target: "project",
-           conversations: Object.fromEntries(TARGETS.map((t) => [t, defaultConversation()])) };
+           conversations: Object.fromEntries(TARGETS.map((t) => [t, defaultConversation()])),
+           reloads: { held: false, noticeDismissed: false, disableRequest: null, runningAtUnload: null } };
+}
+
+function cleanReloads(raw) {
+  const clean = defaults().reloads;
+  if (!raw || typeof raw !== "object") return clean;
+  if (typeof raw.held === "boolean") clean.held = raw.held;
+  if (typeof raw.noticeDismissed === "boolean") clean.noticeDismissed = raw.noticeDismissed;
+  const request = raw.disableRequest;
+  if (request && isString(request.sessionId, 128) && isString(request.commandId, 200) && TARGETS.includes(request.target)) {
+    clean.disableRequest = { sessionId: request.sessionId, commandId: request.commandId, target: request.target };
+  }
+  const running = raw.runningAtUnload;
+  if (running && isString(running.sessionId, 128) && Number.isFinite(running.at)) {
+    clean.runningAtUnload = { sessionId: running.sessionId, at: running.at };
+  }
+  return clean;
 }
 
 const isString = (v, max = 200) => typeof v === "string" && v.length <= max;
@@ -55,6 +74,7 @@ export function parse(text) {
   if (SIDES.includes(raw.side)) state.side = raw.side;
   if (TARGETS.includes(raw.target)) state.target = raw.target;
   for (const target of TARGETS) state.conversations[target] = cleanConversation(raw.conversations?.[target]);
+  state.reloads = cleanReloads(raw.reloads);
   return state;
 }
 

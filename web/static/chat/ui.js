@@ -7,6 +7,7 @@ import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { el } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
+import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
 import { Transcript } from "./transcript.js";
 import { ConversationView } from "./view.js";
@@ -53,6 +54,8 @@ export class Panel {
 
   _build() {
     const $ = (tag, attributes, ...children) => el(tag, attributes, ...children);
+    this.reloads = new ReloadControls(this);
+    const reloads = this.reloads.ui;
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -85,9 +88,10 @@ export class Panel {
     u.empty = $("div", { class: "empty" });
     u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.empty, u.items);
     u.header = $("header", { class: "bar", title: "Drag to move" },
-      $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), u.target, u.side, u.close);
+      $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), reloads.toggle, u.target,
+      u.side, u.close);
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
-      u.header,
+      u.header, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model),
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton),
       u.note, u.log,
@@ -152,6 +156,9 @@ export class Panel {
     // Positions are kept per manifest: without one there is none to ask for.
     this._applyPlacement(config.manifestPath ? await api.position() : null);
     this.setOpen(this.store.state.open);
+    // Holding reloads needs a dev server behind the page (its hot reload socket).
+    this.reloads.ui.toggle.hidden = !this.service.proxied;
+    await this.reloads.boot();
     await this._enterTarget();
     this.booted = true; // for tests and tools: the panel has found its state and sessions
   }
@@ -450,17 +457,39 @@ export class Panel {
     const text = this.composer.text;
     const attachments = [...this.composer.attachments];
     if (!text.trim() && !attachments.length) return;
+    const sent = await this._deliver(this.composer.composeText(), text, attachments);
+    if (!sent) return;
+    // Only what this send carried: text typed or images attached while it waited stay.
+    this.composer.removeSent(text, attachments);
+    this.store.update(() => { this.store.conversation.draft = this.composer.text; });
+  }
+
+  /**
+   * Sends a message the panel writes itself (Disable Reloads), through the same path as the
+   * person's: {sessionId, commandId} once devhostd has it, else null (the hint says why).
+   */
+  async sendPrompt(text) {
+    if (this.ui.send.disabled) {
+      this.hint(this.ui.send.title);
+      return null;
+    }
+    return this._deliver(text, text, []);
+  }
+
+  /** One send: a session started if there is none, the frame checked, sent, and kept until
+      acknowledged. Returns {sessionId, commandId}, or null when it did not go out. */
+  async _deliver(composed, shown, attachments) {
+    if (this.sending) return null;
     this.sending = true;
     try {
       const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
-      const frame = { type: "send", commandId, text: this.composer.composeText(),
-                      images: attachments.map((a) => ({ dataURL: a.dataURL })) };
+      const frame = { type: "send", commandId, text: composed, images: attachments.map((a) => ({ dataURL: a.dataURL })) };
       const model = this.store.conversation.model;
       // Checked before anything starts: a send devhostd would refuse never opens a session.
       const size = frameBytes({ ...frame, model });
       if (size > MAX_FRAME_BYTES) {
         this.hint(`This message is ${(size / 1048576).toFixed(1)} MiB; a send must fit in 8 MiB. Remove an image or use a smaller area.`);
-        return;
+        return null;
       }
       if (!this.session || this.session.status === "closed") {
         const conversation = this.store.conversation;
@@ -474,21 +503,17 @@ export class Panel {
       if (model !== (this.session.model || "")) frame.model = model;
       if (!this.connection?.send(frame)) {
         this.hint("Not connected to the session right now; your message is kept. Send again once it reconnects.");
-        return;
+        return null;
       }
-      this.transcript.addLocal(commandId, text, attachments.map((a) => a.dataURL));
-      // Only what this send carried: text typed or images attached while it waited stay.
-      this.composer.removeSent(text, attachments);
-      this.store.update(() => {
-        const conversation = this.store.conversation;
-        conversation.unsent.push({ commandId, text });
-        conversation.draft = this.composer.text;
-      });
+      this.transcript.addLocal(commandId, shown, attachments.map((a) => a.dataURL));
+      this.store.update(() => { this.store.conversation.unsent.push({ commandId, text: shown }); });
       this.hint("");
       this.view.scrollToBottom();
       this._render(this.transcript.takeChanged());
+      return { sessionId: this.session.id, commandId };
     } catch (error) {
       this.hint(error.message);
+      return null;
     } finally {
       this.sending = false;
     }
@@ -596,6 +621,7 @@ export class Panel {
       this.pendingChanges = new Set();
       const items = this.transcript.list();
       this.view.render(items, pending);
+      this.reloads.check(this.transcript, this.session);
       this.ui.empty.hidden = items.length > 0;
       if (this.restoreScroll) {
         this.restoreScroll = false;

@@ -1,0 +1,160 @@
+"""Hot reloads on a real dev server (Vite, pinned in tests/peers.sh) behind the proxy: an edit
+hot-updates the page; with reloads held it does not (also when the agent makes it mid-turn
+through the real Claude Code CLI) until the person applies or releases them; the notice after a
+reload mid-turn; Disable Reloads tracked until its turn ends, across a reload."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.panel import Panel
+from tests.mock_anthropic import text_reply, tool_use_reply
+from tests.peers import PEERS_BIN
+from tests.upstream_app import write_routed_manifest
+
+VITE = PEERS_BIN.parent / "vite" / "bin" / "vite.js"
+INDEX = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Vite app</title><link rel="icon" href="data:,"></head>
+<body><h1 id="app">loading</h1><script type="module" src="/main.js"></script></body></html>
+"""
+
+
+def main_js(version: int) -> str:
+    # Accepts its own update: an edit swaps the text in place (no full reload), as HMR does.
+    return (f'document.getElementById("app").textContent = "version {version}";\n'
+            "if (import.meta.hot) import.meta.hot.accept();\n")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def vite_port():
+    if not VITE.exists():
+        pytest.fail(f"Vite is not installed at {VITE}: run bash tests/peers.sh")
+    return free_port()
+
+
+@pytest.fixture
+def stack(tmp_path, vite_port):
+    """app.localhost proxies to the Vite dev server of project/."""
+    write_routed_manifest(tmp_path, f"http://127.0.0.1:{vite_port}")
+    (tmp_path / "project" / "index.html").write_text(INDEX)
+    (tmp_path / "project" / "main.js").write_text(main_js(1))
+    return tmp_path
+
+
+@pytest.fixture
+def vite(stack, daemon, vite_port):
+    """Vite on project/, its HMR client told to connect through devhostd's port."""
+    project = stack / "project"
+    (project / "vite.config.mjs").write_text(
+        f"export default {{ server: {{ hmr: {{ clientPort: {daemon.port} }} }}, clearScreen: false }};\n")
+    log = open(stack / "vite.log", "wb")
+    proc = subprocess.Popen(["node", str(VITE), str(project), "--host", "127.0.0.1", "--port", str(vite_port),
+                             "--strictPort", "--logLevel", "warn"], cwd=project, stdout=log, stderr=log,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{vite_port}/", timeout=2).read()
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise AssertionError(f"Vite did not start: {(stack / 'vite.log').read_text()[-800:]}") from None
+            time.sleep(0.2)
+    yield project
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    log.close()
+
+
+def edit(project, version: int) -> None:
+    (project / "main.js").write_text(main_js(version))
+
+
+def test_an_edit_hot_updates_the_page_through_the_proxy_and_held_reloads_wait_for_the_person(page, daemon, vite,
+                                                                                             shots):
+    panel = Panel(page, daemon).open()
+    app = page.locator("#app")
+    expect(app).to_have_text("version 1")
+    edit(vite, 2)
+    expect(app).to_have_text("version 2")  # Vite's HMR update, through devhostd's tunnel
+
+    toggle = panel.find(".icon.hold")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    edit(vite, 3)
+    strip = panel.find(".reloads")
+    expect(strip).to_contain_text("1 update waiting")
+    expect(app).to_have_text("version 2")  # held: the page did not change under the person
+    shots(page, "16-reloads-held")
+    strip.get_by_role("button", name="Apply 1 update").click()
+    expect(app).to_have_text("version 3")
+    edit(vite, 4)
+    expect(strip).to_contain_text("1 update waiting")
+    expect(app).to_have_text("version 3")
+    # The hold is the page's own state: a reload keeps it.
+    page.reload()
+    page.wait_for_function("() => window.__devhostChat?.booted === true")
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    edit(vite, 5)
+    expect(strip).to_contain_text("update")
+    expect(app).not_to_have_text("version 5")
+    strip.get_by_role("button", name="Release").click()
+    expect(app).to_have_text("version 5")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+
+
+def test_an_edit_the_agent_makes_mid_turn_waits_until_the_person_releases_it(page, daemon, vite, mock):
+    mock.add(tool_use_reply("Write", {"file_path": str(vite / "main.js"), "content": main_js(9)}),
+             text_reply("I changed the version."))
+    panel = Panel(page, daemon).open()
+    app = page.locator("#app")
+    expect(app).to_have_text("version 1")
+    panel.find(".icon.hold").click()
+    panel.send("bump the version")
+    tool = panel.items("tool").first
+    tool.get_by_role("button", name="Allow", exact=True).click()
+    expect(panel.items("assistant").last).to_have_text("I changed the version.")
+    assert "version 9" in (vite / "main.js").read_text()
+    expect(panel.find(".reloads")).to_contain_text("update")
+    expect(app).to_have_text("version 1")
+    panel.find(".reloads").get_by_role("button", name="Release").click()
+    expect(app).to_have_text("version 9")
+
+
+def test_a_reload_mid_turn_gets_a_notice_once_and_disable_reloads_is_followed_across_a_reload(page, daemon, vite, mock):
+    mock.add(text_reply(*["working "] * 40, delay=0.1), text_reply("Set server.hmr to false in vite.config.mjs.",
+                                                                    delay=1.0))
+    panel = Panel(page, daemon).open()
+    panel.send("a long task")
+    panel.expect_status("running")
+    page.reload()  # as the dev server does when a file changes
+    page.wait_for_function("() => window.__devhostChat?.booted === true")
+    notice = panel.find(".reload-notice")
+    expect(notice).to_contain_text("reloaded while the agent was working")
+    panel.expect_status("idle")
+    notice.get_by_role("button", name="Disable reloads").click()
+    expect(notice).to_be_hidden()
+    expect(panel.find(".reloads")).to_contain_text("Asked the agent to disable reloads")
+    expect(panel.items("user").last).to_contain_text("Turn off hot module replacement")
+    page.reload()  # the request is followed across a reload
+    page.wait_for_function("() => window.__devhostChat?.booted === true")
+    outcome = panel.find(".reload-outcome")
+    expect(outcome).to_contain_text("Disable reloads: Set server.hmr to false in vite.config.mjs.")
+    expect(panel.find(".reload-notice")).to_be_hidden()  # that reload was mid-turn too, but it was shown once
+    assert "Turn off hot module replacement" in str(mock.requests[-1])
