@@ -20,3 +20,20 @@ export function el(tag, attributes = {}, ...children) {
 export function clear(node) {
   while (node.firstChild) node.firstChild.remove();
 }
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** An icon drawn in SVG (an icon font may lack a glyph, an SVG never does): `shapes` are
+    [tag, attributes] pairs inside a 24×24 box; `look` sets fill and stroke. */
+export function icon(shapes, look) {
+  const svg = document.createElementNS(SVG, "svg");
+  for (const [name, value] of Object.entries({ viewBox: "0 0 24 24", "aria-hidden": "true", ...look })) {
+    svg.setAttribute(name, value);
+  }
+  for (const [tag, attributes] of shapes) {
+    const shape = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attributes)) shape.setAttribute(name, value);
+    svg.append(shape);
+  }
+  return svg;
+}

@@ -4,7 +4,7 @@
 // dev-server configuration), tracked until its turn ends, across reloads.
 
 import { api } from "./api.js";
-import { el } from "./dom.js";
+import { el, icon } from "./dom.js";
 
 const POLL_MS = 1000;
 const NOTICE_WINDOW_MS = 5 * 60 * 1000; // a reload this soon after a turn was running is "mid-turn"
@@ -168,18 +168,7 @@ export class ReloadControls {
 }
 
 function pauseIcon() {
-  // Built with the SVG namespace: an icon font may lack the glyph, an SVG never does.
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", "0 0 24 24");
-  svg.setAttribute("fill", "currentColor");
-  svg.setAttribute("aria-hidden", "true");
-  for (const x of ["6", "14"]) {
-    const bar = document.createElementNS(ns, "rect");
-    for (const [name, value] of [["x", x], ["y", "5"], ["width", "4"], ["height", "14"], ["rx", "1"]]) bar.setAttribute(name, value);
-    svg.append(bar);
-  }
-  return svg;
+  return icon(["6", "14"].map((x) => ["rect", { x, y: "5", width: "4", height: "14", rx: "1" }]), { fill: "currentColor" });
 }
 
 function lastReply(transcript, turnId) {

@@ -4,7 +4,7 @@
 import { api, devhostURL } from "./api.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
-import { el } from "./dom.js";
+import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
 import { ReloadControls } from "./reloads.js";
@@ -19,20 +19,8 @@ const RUNNING = ["running", "requires_action"];
 const READY_WAIT_MS = 15000;
 
 function cameraIcon() {
-  // Built with the SVG namespace: an icon font may lack the glyph, an SVG never does.
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("viewBox", "0 0 24 24");
-  svg.setAttribute("fill", "none");
-  svg.setAttribute("stroke", "currentColor");
-  svg.setAttribute("stroke-width", "1.8");
-  svg.setAttribute("aria-hidden", "true");
-  for (const d of ["M4 8h3l2-3h6l2 3h3v11H4z", "M12 17a4 4 0 1 0 0-8 4 4 0 0 0 0 8z"]) {
-    const path = document.createElementNS(ns, "path");
-    path.setAttribute("d", d);
-    svg.append(path);
-  }
-  return svg;
+  return icon([["path", { d: "M4 8h3l2-3h6l2 3h3v11H4z" }], ["path", { d: "M12 17a4 4 0 1 0 0-8 4 4 0 0 0 0 8z" }]],
+    { fill: "none", stroke: "currentColor", "stroke-width": "1.8" });
 }
 
 export class Panel {
