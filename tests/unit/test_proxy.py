@@ -122,3 +122,36 @@ def test_decompression_goes_in_bounded_pieces():
     body = _ResponseBody(None, _Bomb(), False, zlib.decompressobj(16 + zlib.MAX_WBITS))
     sizes = [len(piece) for piece in body]
     assert sum(sizes) == 64 << 20 and max(sizes) <= CHUNK
+
+
+def test_a_navigation_is_what_the_browser_says_it_is_or_an_accept_that_prefers_html():
+    from web.proxy import is_navigation, prefers_html
+    chrome = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8"
+    assert is_navigation({"HTTP_SEC_FETCH_DEST": "document", "HTTP_ACCEPT": "*/*"})
+    assert not is_navigation({"HTTP_SEC_FETCH_DEST": "iframe", "HTTP_ACCEPT": chrome})
+    assert not is_navigation({"HTTP_SEC_FETCH_DEST": "empty", "HTTP_ACCEPT": chrome})
+    assert is_navigation({"HTTP_ACCEPT": chrome})  # an older browser, no Sec-Fetch-*
+    assert not is_navigation({"HTTP_ACCEPT": chrome, "HTTP_HX_REQUEST": "true"})
+    assert not is_navigation({"HTTP_ACCEPT": chrome, "HTTP_X_REQUESTED_WITH": "XMLHttpRequest"})
+    assert prefers_html(chrome) and prefers_html("text/html")
+    assert not prefers_html("*/*") and not prefers_html("") and not prefers_html("application/json, text/html;q=0.5")
+    assert not prefers_html("text/html;q=0") and not prefers_html("text/html;q=oops")
+
+
+def test_br_and_zstd_are_decoded_in_bounded_pieces_and_a_cut_stream_is_not_taken_for_whole():
+    import brotli
+
+    from web.decoders import decoder_for, zstd
+    body = b"<!doctype html>" + b"a" * 5_000_000
+    for encoding, packed in (("br", brotli.compress(body)), ("zstd", zstd.compress(body))):
+        decoder, out, data = decoder_for(encoding), [], packed
+        while True:
+            piece = decoder.decompress(data, 65536)
+            data = decoder.unconsumed_tail
+            out.append(piece)
+            if not data and len(piece) < 65536:
+                break
+        assert b"".join(out) == body and max(map(len, out)) <= 2 * 65536 and decoder.eof, encoding
+        cut = decoder_for(encoding)
+        cut.decompress(packed[: len(packed) // 2], 65536)
+        assert not cut.eof, encoding
