@@ -74,8 +74,9 @@ class ModelListError(Exception):
     pass
 
 
-def list_models(module, command: tuple[str, ...], cwd: str, environment: dict) -> list[dict]:
-    """Starts the CLI, asks for its model list without a prompt, ends the CLI."""
+def list_models(module, command: tuple[str, ...], cwd: str, environment: dict, seen: list | None = None) -> list[dict]:
+    """Starts the CLI, asks for its model list without a prompt, ends the CLI. ``seen`` (a list)
+    gets every frame the CLI wrote meanwhile (``devhostd doctor`` reads its account from them)."""
     env = dict(environment)
     tag = proctree.make_tag("models")
     env[tag[0]] = tag[1]
@@ -94,6 +95,8 @@ def list_models(module, command: tuple[str, ...], cwd: str, environment: dict) -
                     continue
                 if not isinstance(frame, dict):
                     continue
+                if seen is not None:
+                    seen.append(frame)
                 try:
                     models = module.listing_reply(frame)
                 except ValueError as exc:

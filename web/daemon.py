@@ -25,7 +25,7 @@ from actors.registry import CoreClients, Registry
 from storage.chat_store import FolderInUse, lock_folder
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
-from web import agents, security, sinks
+from web import agents, doctor, security, sinks
 from web.app import Context, DevhostApp
 from web import pages
 from web.core import CoreExtension
@@ -89,7 +89,10 @@ def main(argv=None) -> int:
         print("devhostd: gevent must patch the process before devhostd is imported (run bin/devhostd)",
               file=sys.stderr)
         return 2
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["doctor"]:
+        return doctor.main(argv[1:], default_state_dir())
+    args = parse_args(argv)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
         config = os.path.join(os.getcwd(), "devhost.toml")  # the stack of the folder devhostd starts in

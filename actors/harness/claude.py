@@ -20,6 +20,7 @@ from actors.harness import effects as fx
 
 HARNESS_ID = "claude-code"
 LABEL = "Claude Code"
+TESTED_VERSION = "2.1.328"  # the version the tests pin (tests/peers.sh); `devhostd doctor` compares
 DEFAULT_COMMAND = ("claude",)
 
 _FLAGS = (

@@ -24,6 +24,7 @@ from actors.harness.claude import glob_escape
 
 HARNESS_ID = "codex"
 LABEL = "Codex"
+TESTED_VERSION = "0.169.0"  # the version the tests pin (tests/peers.sh); `devhostd doctor` compares
 DEFAULT_COMMAND = ("codex",)
 CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
 FAILED_TURN = "Native Codex turn failed"

@@ -1,0 +1,79 @@
+"""``devhostd doctor`` with the pinned CLIs, a missing CLI, a CLI of another version (a tiny
+wrapper that reports one and runs the real CLI otherwise), no CLI at all, and an unreachable
+upstream: what it says, and its exit status."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from tests.integration.daemon import DEVHOSTD
+from tests.peers import CLAUDE, PEERS_BIN
+from web.doctor import compare_versions
+
+
+def doctor(stack, env, *args) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, str(DEVHOSTD), "doctor", *args], cwd=stack, env=env,
+                          capture_output=True, text=True, timeout=180)
+    return done.returncode, done.stdout + done.stderr
+
+
+def with_chat_commands(stack, **commands) -> None:
+    manifest = stack / "devhost.toml"
+    text = manifest.read_text()
+    for harness, command in commands.items():
+        text += f"\n[devtools.chat.{harness}]\ncommand = {json.dumps(command)}\n"
+    manifest.write_text(text)
+
+
+def test_the_pinned_clis_signed_in_and_a_routed_stack_can_chat(stack, daemon_env):
+    code, out = doctor(stack, daemon_env, "--state-dir", str(stack / "state"))
+    assert code == 0, out
+    assert out.count("the version devhostd is tested with") == 2
+    assert "answers without a prompt" in out and "signed in (ANTHROPIC_API_KEY)" in out
+    assert "uses the provider 'mock' with its key (MOCK_OPENAI_API_KEY)" in out
+    assert re.search(r"app\.localhost: folder .*project", out) and "Chat can work with 2 CLIs." in out
+
+
+def test_a_missing_cli_is_named_with_what_to_do_and_the_other_still_chats(stack, daemon_env):
+    with_chat_commands(stack, codex=["no-such-codex"])
+    code, out = doctor(stack, daemon_env)
+    assert code == 0, out
+    assert "[FAIL] not found: no-such-codex was not found on the daemon's PATH; install Codex" in out
+    assert "Chat can work with 1 CLI (fix what is marked FAIL above to use the other)." in out
+
+
+def test_a_cli_of_another_version_is_named_against_the_tested_one(stack, daemon_env, tmp_path):
+    wrapper = tmp_path / "claude-next"
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = "--version" ] && {{ echo "2.2.0 (Claude Code)"; exit 0; }}\n'
+                       f'exec {CLAUDE} "$@"\n')
+    wrapper.chmod(0o755)
+    with_chat_commands(stack, **{"claude-code": [str(wrapper)]})
+    code, out = doctor(stack, daemon_env)
+    assert code == 0, out
+    assert "[warn] version: 2.2.0 is newer than the tested 2.1.328" in out
+    assert compare_versions("3.0.0", "2.1.328")[1].startswith("3.0.0 is a different major version")
+    assert compare_versions("2.1.300", "2.1.328")[1].startswith("2.1.300 is older")
+
+
+def test_without_any_cli_chat_cannot_work_and_the_exit_status_says_so(stack, daemon_env):
+    env = {**daemon_env, "PATH": "/usr/bin:/bin"}
+    assert not (PEERS_BIN / "claude").as_posix() in env["PATH"]
+    code, out = doctor(stack, env)
+    assert code == 1, out
+    assert out.count("[FAIL] not found") == 2 and "Chat cannot work" in out
+
+
+def test_an_unreachable_upstream_and_a_state_folder_others_can_read_are_named(stack, daemon_env):
+    manifest = stack / "devhost.toml"
+    manifest.write_text(manifest.read_text().replace('root = "project"\n', 'root = "project"\n'
+                                                     'upstream = "http://127.0.0.1:9"\n', 1))
+    state = stack / "state"
+    state.mkdir()
+    os.chmod(state, 0o755)
+    code, out = doctor(stack, daemon_env, "--state-dir", str(state))
+    assert "[warn] app.localhost upstream: http://127.0.0.1:9 is not reachable" in out
+    assert f"[FAIL] permissions: 0o755 lets others read conversations: chmod 700 {state}" in out
+    assert code == 1, out
