@@ -18,6 +18,7 @@ lines because it is the one place where they meet.
 """
 from __future__ import annotations
 
+import os
 import time
 import uuid
 
@@ -39,7 +40,8 @@ from actors.status import session_status
 from actors.tell import tell
 from storage.history import HistoryWriteError
 
-HEARTBEAT_SECONDS = 30.0  # a turn quiet this long gets a log line saying what it waits on
+# A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
+HEARTBEAT_SECONDS = float(os.environ.get("DEVHOSTD_HEARTBEAT_SECONDS") or 30.0)
 HISTORY_BROKEN = ("not sent: the session's event history could not be written, so devhost stopped its CLI; "
                   "close the session and resume it")
 
@@ -54,14 +56,15 @@ class Chat(pykka.ThreadingActor):
         self._harness = harness
         self._registry = registry
         self._resuming_on = resuming_on
+        self.log = chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
         self.durable = DurableFace(chat_id=chat_id, harness=harness, cwd=cwd, model=model, runtime_mode=runtime_mode,
                                    store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
-                                   stored=stored, resume=resume, imported=imported)
+                                   stored=stored, resume=resume, imported=imported, log=self.log)
         info = self.durable.info
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
-                            actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout)
+                            actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log)
         self._open = open_session  # a Chat-API session is open (not closed)
         self._start_cli = start_cli
         self._error = None  # the last turn's failure, or why the CLI stopped: the session's error
@@ -100,7 +103,7 @@ class Chat(pykka.ThreadingActor):
         self.native.close()
 
     def _log(self, event: str, **fields) -> None:
-        chatlog.log(self._id, self._harness.HARNESS_ID, event, **fields)
+        self.log(event, **fields)
 
     def _start_process(self) -> None:
         self.link.start()  # link_started follows
@@ -199,6 +202,7 @@ class Chat(pykka.ThreadingActor):
                                         "attach to it instead")
         self.native.session_id = session_id
         self._open_session()
+        self._log("session.resume", session=session_id, project=self.link.root, native=self.link.native_id)
         if not self.link.running:
             self._start_process()
         self._publish_state()
@@ -628,8 +632,9 @@ class Chat(pykka.ThreadingActor):
         now = time.monotonic()
         quiet = self.link.quiet_for(now)
         if quiet >= HEARTBEAT_SECONDS:
-            self._log("turn.heartbeat", elapsed=f"{now - (self.link.turn_started_at or now):.0f}s",
-                      quiet=f"{quiet:.0f}s", pending=",".join(map(str, self.link.pending)) or None)
+            self._log("turn.heartbeat", turn=self.log.turn, elapsed=f"{now - (self.link.turn_started_at or now):.0f}s",
+                      quiet=f"{quiet:.0f}s", tools=",".join(self.durable.running_tools()) or None,
+                      pending=",".join(map(str, self.link.pending)) or None)
 
     # ---- state ---------------------------------------------------------------------------------
 

@@ -54,8 +54,11 @@ class InFlight:
 
 class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
-                 native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT):
+                 native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
+                 log: chatlog.ChatLog | None = None):
         self._chat_id = chat_id
+        self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
+        self._opened: dict = {}  # native request id -> when it was asked (monotonic)
         self.harness = harness
         self.root = root
         self.command = command
@@ -87,7 +90,7 @@ class CliLink:
         return self.cli is not None
 
     def _log(self, event: str, **fields) -> None:
-        chatlog.log(self._chat_id, self.harness.HARNESS_ID, event, **fields)
+        self._chatlog(event, **fields)
 
     # ---- the process ---------------------------------------------------------------------------
 
@@ -164,11 +167,11 @@ class CliLink:
     def send(self, origin, command: Send, prompt: str) -> None:
         queue = self._outbox.setdefault(origin, deque())
         if queue or any(entry.origin == origin for entry in self.in_flight.values()):
-            queue.append((command, prompt))  # sends from one origin are delivered in order
+            queue.append((command, prompt, time.monotonic()))  # sends from one origin are delivered in order
             return
         self._dispatch(origin, command, prompt)
 
-    def _dispatch(self, origin, command: Send, prompt: str) -> None:
+    def _dispatch(self, origin, command: Send, prompt: str, queued_at: float | None = None) -> None:
         message_id = command.command_id if is_lowercase_uuid(command.command_id) else str(uuid.uuid4())
         if command.command_id in self._used_command_ids:
             # The CLI silently drops a repeated message id; a resend is the person's call, with a new id.
@@ -192,7 +195,8 @@ class CliLink:
         text = compose_message(command.text, prompt)
         self.write(self.driver.message_frames(message_id, text, list(command.images), model))
         self._log("message.sent", command=command.command_id, attachments=len(command.images),
-                  joined="turn" if joined else None)
+                  outbox=f"{time.monotonic() - queued_at:.2f}s" if queued_at is not None else None,
+                  turn=self._chatlog.turn if joined else None, joined=True if joined else None)
         if not self.turn_active:
             self._begin_turn()
         self._owner.link_dispatched(origin, command, joined)
@@ -203,7 +207,7 @@ class CliLink:
             if sockets_only and queued_origin == CORE:
                 continue
             while queue:
-                command, _ = queue.popleft()
+                command, *_ = queue.popleft()
                 self._owner.link_result(queued_origin, command.command_id, None, reason)
 
     def fail_sends(self, reason: str) -> None:
@@ -220,7 +224,7 @@ class CliLink:
         if entry.timer is not None:
             entry.timer.kill(block=False)
         self._log("message.ack", command=entry.command_id, delivery=delivery or "error",
-                  seconds=f"{time.monotonic() - entry.sent_at:.2f}", error=error)
+                  after=f"{time.monotonic() - entry.sent_at:.2f}s", error=error)
         self._owner.link_result(entry.origin, entry.command_id, delivery, error)
         if dispatch_next:
             self._next(entry.origin)
@@ -228,8 +232,8 @@ class CliLink:
     def _next(self, origin) -> None:
         queue = self._outbox.get(origin)
         if queue:
-            command, prompt = queue.popleft()
-            self._dispatch(origin, command, prompt)
+            command, prompt, queued_at = queue.popleft()
+            self._dispatch(origin, command, prompt, queued_at)
 
     def ack_timed_out(self, message_id: str) -> None:
         if message_id in self.in_flight:
@@ -243,7 +247,7 @@ class CliLink:
         if self.cli is None or not (self.turn_active or self.pending):
             return False  # nothing runs: an interrupt has nothing to stop (the CLI would ignore it too)
         self.write(self.driver.interrupt_frames())
-        self._log("turn.interrupt", pending=len(self.pending))
+        self._log("turn.interrupt", turn=self._chatlog.turn, pending=len(self.pending))
         return True
 
     def respond(self, request_id, result: dict) -> None:
@@ -251,9 +255,11 @@ class CliLink:
         frames = self.driver.respond_frames(request_id, result, self.pending[request_id])
         kind = self.pending.pop(request_id)
         self.write(frames)
-        self._log("request.answered", request=request_id, kind=kind)
+        self._log("request.answered", request=request_id, kind=kind, waited=self._waited(request_id),
+                  delivered=self.cli is not None)
 
     def expire(self, request_id) -> None:
+        self._log("error", kind="timeout", request=request_id, waited=self._waited(request_id))
         self.write(self.driver.expire(request_id))  # frames to write (an interrupt) and effects
 
     # ---- what the CLI says ---------------------------------------------------------------------
@@ -290,11 +296,13 @@ class CliLink:
             return True
         if isinstance(effect, fx.RequestOpened):
             self.pending[effect.request_id] = effect.kind
-            self._log("request.open", request=effect.request_id, kind=effect.kind)
+            self._opened[effect.request_id] = time.monotonic()
+            self._log("request.open", turn=self._chatlog.turn, request=effect.request_id, kind=effect.kind)
             return True
         if isinstance(effect, fx.RequestClosed):
-            if self.pending.pop(effect.request_id, None) is not None:
-                self._log("request.cancelled", request=effect.request_id)
+            kind = self.pending.pop(effect.request_id, None)
+            if kind is not None:
+                self._log("request.cancelled", request=effect.request_id, kind=kind, waited=self._waited(effect.request_id))
                 return True
             return False
         if isinstance(effect, fx.ModelInUse):
@@ -311,7 +319,7 @@ class CliLink:
             self._owner.link_start_failed(effect.message)
             return True
         if isinstance(effect, fx.Usage):
-            self._log("turn.usage", **dict(effect.fields))
+            self._log("turn.usage", turn=self._chatlog.turn, **dict(effect.fields))
             return False
         if isinstance(effect, fx.ModelRefused):
             self.model = self._model_before_change
@@ -319,6 +327,7 @@ class CliLink:
             self._owner.link_notice(effect.message)
             return True
         if isinstance(effect, fx.ControlFailed):
+            self._log("error", kind="protocol", error=effect.message)
             self._owner.link_notice(effect.message)
             return False
         return False
@@ -326,14 +335,19 @@ class CliLink:
     def _begin_turn(self) -> None:
         self.turn_active = True
         self.turn_started_at = time.monotonic()
-        self._log("turn.start", model=self.model or "default")
+        self._log("turn.start", turn=self._chatlog.next_turn(), model=self.model or "default")
 
     def _end_turn(self, effect: fx.TurnEnded) -> None:
         outcome = "interrupted" if effect.interrupted else ("failed" if effect.error else "completed")
         duration = time.monotonic() - (self.turn_started_at or time.monotonic())
-        self._log("turn.end", outcome=outcome, seconds=f"{duration:.1f}", model=self.model_in_use, error=effect.error)
+        self._log("turn.end", turn=self._chatlog.turn, outcome=outcome, took=f"{duration:.1f}s",
+                  model=self.model_in_use, error=effect.error)
         self.turn_active = bool(self.driver.waiting)  # a queued message starts the next turn
         self.turn_started_at = time.monotonic() if self.turn_active else None
+
+    def _waited(self, request_id) -> str | None:
+        opened = self._opened.pop(request_id, None)
+        return f"{time.monotonic() - opened:.1f}s" if opened is not None else None
 
     def quiet_for(self, now: float) -> float:
         return now - (self.last_event_at or self.turn_started_at or now)

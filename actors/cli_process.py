@@ -9,6 +9,7 @@ and no future is built per frame.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
 import signal
@@ -113,9 +114,10 @@ class CliProcess(pykka.ThreadingActor):
             frames = []
             for raw, frame in zip(batch, decode_lines(batch)):
                 if frame is None:
-                    # The length only: such a line can be reply text the log must never carry.
+                    # Its length and a hash only: such a line can be reply text the log must never
+                    # carry; the hash tells whether the same line keeps coming.
                     daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout "
-                               f"({len(raw)} bytes)")
+                               f"({len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()[:12]})")
                     continue
                 frames.append((frame, raw))
             if frames:

@@ -39,9 +39,12 @@ def provider_of(harness) -> str:
 
 class DurableFace:
     def __init__(self, *, chat_id: str, harness, cwd: str, model: str | None, runtime_mode: str, store, clients,
-                 registry, actor_ref, stored=None, resume: str | None = None, imported: list | None = None):
+                 registry, actor_ref, stored=None, resume: str | None = None, imported: list | None = None,
+                 log: chatlog.ChatLog | None = None):
         self.chat_id = chat_id
         self._harness = harness
+        self._log = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
+        self._tools: dict[str, float] = {}  # running tool item id -> when it started (monotonic)
         self._store = store
         self._clients = clients  # every connected core client: chat.status goes to all of them
         self._registry = registry  # told each new info (a tell)
@@ -127,6 +130,8 @@ class DurableFace:
             self.emit(self.thread.set_info(agentSessionId=native_id))
         for op in self.projector.project(frame):
             if op[0] == "upsert":
+                if op[1].get("kind") == "tool":
+                    self._log_tool(self.thread.item(op[1]["id"]), op[1])
                 self.emit(self.thread.upsert(op[1]))
             elif op[0] == "append":
                 _, item_id, text, skeleton = op
@@ -142,6 +147,24 @@ class DurableFace:
         turn = self.thread.active_turn()
         if turn and turn.get("resumePending") and _took_the_prompt(frame):
             self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
+
+    def _log_tool(self, before: dict | None, change: dict) -> None:
+        """A tool's start and end as log records: its name and subject (a path or a folder), never
+        its input or output."""
+        item = {**(before or {}), **change}
+        item_id, state = item["id"], item.get("state")
+        if before is None:
+            self._tools[item_id] = time.monotonic()
+            self._log("tool.start", turn=self._log.turn, tool=item.get("toolUseId"), name=item.get("name"),
+                      path=tool_subject(item))
+        if state in ("done", "error") and item_id in self._tools:
+            started = self._tools.pop(item_id)
+            self._log("tool.end", turn=self._log.turn, tool=item.get("toolUseId"), name=item.get("name"),
+                      outcome=state, took=f"{time.monotonic() - started:.1f}s", exit=item.get("exitCode"))
+
+    def running_tools(self) -> list[str]:
+        """The names of the tools running now (for the heartbeat)."""
+        return [str(self.thread.item(item_id).get("name")) for item_id in self._tools if self.thread.has(item_id)]
 
     def answered_natively(self, native_request_id, result: dict) -> None:
         """A Chat-API socket answered a request: its item is settled here too, so the core's
@@ -198,10 +221,10 @@ class DurableFace:
         if not resume:
             self.emit(self.thread.abort_interrupted(reason))
             self.emit(self.thread.set_info(queuePaused=True))  # a turn abandoned on restart pauses the queue
-            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "turn.not-resumed", turn=turn["id"], reason=reason)
+            self._log("turn.not-resumed", turn=turn["id"], reason=reason)
             self.write_record()
             return None
-        chatlog.log(self.chat_id, self._harness.HARNESS_ID, "turn.resume", turn=turn["id"], attempt=attempt)
+        self._log("turn.resume", turn=turn["id"], attempt=attempt)
         self.emit(self.thread.upsert({**turn, "attempt": attempt, "resumePending": True}))
         self.emit(self.thread.note("info", "Resumed after a restart", turn_id=turn["id"],
                                    item_id=f"resume-{turn['id']}-{attempt}"))
@@ -250,7 +273,7 @@ class DurableFace:
             if size > self._fold_at:
                 self.write_record()
         except OSError as exc:
-            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
+            self._log("error", kind="store", error=str(exc))
             self.write_record()  # a line that did not reach disk is folded into the record
         message = ChatEvent(self.chat_id, event, self.seq)
         for sink in list(self._attached.values()):
@@ -284,7 +307,7 @@ class DurableFace:
             # a long chat is not rewritten whole for every FOLD_LOG_BYTES it grows.
             self._fold_at = max(FOLD_LOG_BYTES, size)
         except OSError as exc:
-            chatlog.log(self.chat_id, self._harness.HARNESS_ID, "error", kind="store", error=str(exc))
+            self._log("error", kind="store", error=str(exc))
 
     def remove(self) -> None:
         self.removed = True
@@ -310,6 +333,18 @@ def suggested_title(text: str) -> str | None:
         return line
     cut = line[:TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[:TITLE_CHARS - 1]
     return cut.rstrip(" ,.;:") + "…"
+
+
+def tool_subject(item: dict) -> str | None:
+    """What a tool works on, for the log: a file's path or a command's folder, never more."""
+    tool_input = item.get("input") if isinstance(item.get("input"), dict) else {}
+    for key in ("file_path", "notebook_path", "path", "cwd"):
+        if isinstance(tool_input.get(key), str):
+            return tool_input[key]
+    changes = item.get("changes")
+    if isinstance(changes, list) and changes and isinstance(changes[0], dict):
+        return changes[0].get("path")
+    return None
 
 
 def _took_the_prompt(frame: dict) -> bool:

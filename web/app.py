@@ -27,6 +27,7 @@ from storage.panel import PanelError, PanelPositions, validate_position
 from storage.saved_conversations import saved_conversations
 from web import security
 from web.chat_socket import serve_chat_socket
+from web.log_socket import serve_log_socket
 from web.thread_socket import parse_since, serve_thread_socket
 from web.commands import check_model
 from web.routing import RouteError, resolve_directory
@@ -120,6 +121,9 @@ class DevhostApp:
                 check=lambda environ: _chat_for_socket(context, environ),
                 serve=lambda ws, environ, found: serve_chat_socket(
                     ws, context, *found, _request_hostname(context, environ))),
+            "/__devhost__/ws/log": Endpoint(
+                check=lambda environ: _log_directory(context, environ),
+                serve=lambda ws, environ, root: serve_log_socket(ws, root)),
             "/__devhost__/ws/thread": Endpoint(
                 check=lambda environ: _chat_for_socket(context, environ, thread=True),
                 serve=lambda ws, environ, found: serve_thread_socket(
@@ -234,6 +238,14 @@ def _chat_for_socket(context: Context, environ, thread: bool = False):
     if chat is None or record["projectRootPath"] != directory:
         raise Refusal(404, f"no session {session_id} in this directory")
     return chat, record, query
+
+
+def _log_directory(context: Context, environ) -> str:
+    """The directory whose log a page may read: its own (the Chat API's scoping)."""
+    if _request_hostname(context, environ) is None:
+        raise Refusal(403, "the log stream belongs to a routed page: connect from the page's own hostname")
+    query = _query(environ)
+    return _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
 
 
 def _body(request) -> dict:
