@@ -8,12 +8,12 @@ export class ApiError extends Error {
   }
 }
 
-/** The page's address as the API wants it: no fragment (it never reaches a server anyway). */
 /** An address of devhostd's, on the page's own origin whatever the page's <base href> says. */
 export function devhostURL(path) {
   return new URL(path, location.origin).href;
 }
 
+/** The page's address as the API wants it: no fragment (it never reaches a server anyway). */
 export function pageURL() {
   return `${location.origin}${location.pathname}${location.search}`;
 }

@@ -7,6 +7,7 @@ import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
+import { LogView } from "./logview.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
 import { Transcript } from "./transcript.js";
@@ -44,6 +45,7 @@ export class Panel {
     const $ = (tag, attributes, ...children) => el(tag, attributes, ...children);
     this.reloads = new ReloadControls(this);
     const reloads = this.reloads.ui;
+    this.logView = new LogView();
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -82,6 +84,7 @@ export class Panel {
       u.header, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model),
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton),
+      this.logView.ui.map, this.logView.ui.list,
       u.note, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
@@ -158,6 +161,8 @@ export class Panel {
     this.session = null;
     this.transcript = new Transcript();
     this.firstSnapshot = true;
+    this.logView.start(this.store.state.target);
+    this.logView.show(null);
     this._render(new Set(["*"]));
     this.composer.clear();
     this.composer.text = conversation.draft;
@@ -218,6 +223,7 @@ export class Panel {
   attach(record) {
     this._disconnect();
     this.session = record;
+    this.logView.show(record.chatId);
     this.transcript = new Transcript(record.harness);
     this.firstSnapshot = true;
     const conversation = this.store.conversation;
@@ -240,6 +246,7 @@ export class Panel {
   detach() {
     this._disconnect();
     this.session = null;
+    this.logView.show(null);
     this.transcript = new Transcript();
     this.store.update(() => { this.store.conversation.sessionId = null; });
     this._render(new Set(["*"]));
