@@ -76,6 +76,7 @@ class CliLink:
         self.starting = False
         self.turn_active = False
         self.turn_started_at = None
+        self.cli_turn = None  # the CLI's id of the running turn, where it gives one
         self.last_event_at = None
         self.pending: dict = {}  # native request id -> kind, in arrival order
         self.in_flight: dict[str, InFlight] = {}  # native message id -> send awaiting its ack
@@ -289,6 +290,7 @@ class CliLink:
             self.starting = False
             if not self.turn_active:
                 self._begin_turn()
+            self.cli_turn = effect.cli_turn or self.cli_turn
             return True
         if isinstance(effect, fx.TurnEnded):
             self._end_turn(effect)
@@ -340,8 +342,9 @@ class CliLink:
     def _end_turn(self, effect: fx.TurnEnded) -> None:
         outcome = "interrupted" if effect.interrupted else ("failed" if effect.error else "completed")
         duration = time.monotonic() - (self.turn_started_at or time.monotonic())
-        self._log("turn.end", turn=self._chatlog.turn, outcome=outcome, took=f"{duration:.1f}s",
+        self._log("turn.end", turn=self._chatlog.turn, cli_turn=self.cli_turn, outcome=outcome, took=f"{duration:.1f}s",
                   model=self.model_in_use, error=effect.error)
+        self.cli_turn = None
         self.turn_active = bool(self.driver.waiting)  # a queued message starts the next turn
         self.turn_started_at = time.monotonic() if self.turn_active else None
 

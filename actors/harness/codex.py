@@ -216,7 +216,7 @@ class CodexDriver:
             turn = params.get("turn") or {}
             self._turn_id = turn.get("id") or self._turn_id
             self._turn_requested = False
-            return [fx.TurnStarted()]
+            return [fx.TurnStarted(turn.get("id"))]
         if method == "item/started":
             item = params.get("item") or {}
             client_id = item.get("clientId")

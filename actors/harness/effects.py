@@ -35,7 +35,7 @@ class MessageSettled:
 
 @dataclass(frozen=True)
 class TurnStarted:
-    pass
+    cli_turn: str | None = None  # the CLI's own id of the turn, where it gives one (Codex)
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,8 @@ def test_a_codex_turn_logs_its_command_with_exit_code_and_token_usage(daemon, op
     wait_until(lambda: any(r["record"] == "turn.end" for r in records(daemon)), what="the turn's end")
     found = records(daemon, record["chatId"])
     assert all(r["harness"] == "codex" for r in found)
-    assert first(found, "turn.end", turn="1")["outcome"] == "completed"
+    ended = first(found, "turn.end", turn="1")
+    assert ended["outcome"] == "completed" and ended["cli_turn"]  # Codex's own turn id
     done = first(found, "tool.end", name="shell")
     assert done["outcome"] == "done" and done["exit"] == "0"
     assert first(found, "tool.start", name="shell")["path"] == record["projectRootPath"]
