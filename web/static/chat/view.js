@@ -217,10 +217,16 @@ function approvalControls(item, actions) {
                    onclick: (event) => { event.preventDefault(); actions.approve(item, decision); } }, label)));
 }
 
+/** A shell command as the agent wrote it: Codex reports it wrapped in `/bin/bash -lc '…'`. */
+function unwrapShell(command) {
+  const wrapped = typeof command === "string" && command.match(/^\/bin\/(?:ba|z)?sh -l?c '(.*)'$/s);
+  return wrapped ? wrapped[1].replaceAll("'\\''", "'") : command;
+}
+
 function summarize(input) {
   if (input === null || input === undefined) return "";
   if (typeof input === "string") return oneLine(input);
-  const value = input.command ?? input.file_path ?? input.path ?? input.pattern ?? input.url ?? input.description
+  const value = unwrapShell(input.command) ?? input.file_path ?? input.path ?? input.pattern ?? input.url ?? input.description
     ?? (Array.isArray(input.changes) ? input.changes.map((c) => c.path).join(", ") : null);
   return oneLine(typeof value === "string" ? value : JSON.stringify(input));
 }
