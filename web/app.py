@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import json
 import os
 from dataclasses import dataclass, field
@@ -146,6 +147,10 @@ class DevhostApp:
             return "403 Forbidden", message
         if not environ.get("PATH_INFO", "").startswith("/__devhost__/"):
             return None  # the app's own requests keep the app's own rules
+        if (environ.get("HTTP_SEC_FETCH_SITE") or "").strip().lower() == "cross-site":
+            # Fetch metadata: another site's page never reaches devhostd, not even with a GET
+            # (some GETs start CLIs, e.g. the model listing).
+            return "403 Forbidden", "a cross-site request to devhostd is refused: use the page's own origin"
         is_upgrade = environ.get("HTTP_UPGRADE", "").lower() == "websocket"
         message = security.origin_refusal(environ.get("REQUEST_METHOD", "GET"), is_upgrade,
                                           environ.get("HTTP_ORIGIN"), host)
@@ -182,8 +187,51 @@ class DevhostApp:
             self.websockets[environ["PATH_INFO"]].serve(websocket, environ, environ["devhost.checked"])
             return []
         if environ.get("PATH_INFO", "").startswith("/__devhost__/"):
+            problem = read_whole_body(environ)
+            if problem:
+                status, message = problem
+                body = json.dumps({"error": message}).encode()
+                start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                        ("Connection", "close")])
+                return [body]
             return self.bottle(environ, start_response)
         return self.fallback(environ, start_response)
+
+
+MAX_DEVHOST_BODY = 16 * 1024 * 1024  # no route of devhostd's own takes more
+
+
+def read_whole_body(environ) -> tuple[str, str] | None:
+    """Reads a request body to devhostd's own routes whole, before any route sees it, so a body
+    that ends before its Content-Length (a browser aborting an upload) is a 400 that says so,
+    never a route failing half-way; one over MAX_DEVHOST_BODY is a 413. (status, message) when
+    refused; else the body waits in ``wsgi.input``."""
+    length = (environ.get("CONTENT_LENGTH") or "").strip()
+    chunked = (environ.get("HTTP_TRANSFER_ENCODING") or "").lower() == "chunked"
+    if not chunked and (not length or length == "0"):
+        return None
+    expected = int(length) if length.isdigit() else None
+    if expected is not None and expected > MAX_DEVHOST_BODY:
+        return "413 Payload Too Large", f"a request body to devhostd may be at most {MAX_DEVHOST_BODY} bytes"
+    stream, pieces, got = environ["wsgi.input"], [], 0
+    try:
+        while expected is None or got < expected:
+            piece = stream.read(min(65536, (expected - got) if expected is not None else 65536))
+            if not piece:
+                break
+            pieces.append(piece)
+            got += len(piece)
+            if got > MAX_DEVHOST_BODY:
+                return "413 Payload Too Large", f"a request body to devhostd may be at most {MAX_DEVHOST_BODY} bytes"
+    except (OSError, ValueError):
+        pass  # the client stopped sending: what came is less than promised
+    if expected is not None and got < expected:
+        return "400 Bad Request", (f"the request body ended before its Content-Length: {expected} bytes were "
+                                   f"promised and {got} came")
+    environ["wsgi.input"] = io.BytesIO(b"".join(pieces))
+    environ["CONTENT_LENGTH"] = str(got)
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    return None
 
 
 def _handshake_refusal(environ) -> str | None:

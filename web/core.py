@@ -18,6 +18,7 @@ from actors.errors import ChatError
 from actors.messages import ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
 from web.sinks import SocketSink, abort, write_live
+from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 
 ASK_TIMEOUT = 15.0
 MAX_REQUEST_BYTES = 1 << 20
@@ -220,7 +221,14 @@ def serve_core_socket(ws, service: CoreService) -> None:
     writer = spawn_logged(write_live, ws, sink)
     try:
         while not sink.closed:
-            message = ws.receive()
+            try:
+                message = ws.receive()
+            except MessageTooBig:
+                sink.push(json.dumps({"id": None, "ok": False, "error": {
+                    "code": "bad-request", "message": f"a frame over {MAX_MESSAGE_BYTES >> 20} MiB was refused; a request "
+                                                      f"must fit in {MAX_REQUEST_BYTES // 1024} KiB"}}).encode())
+                sink.close(1009, "message too big")
+                return
             if message is None:
                 return
             try:

@@ -44,6 +44,9 @@ def add_static_routes(routes: bottle.Bottle, folder: str) -> None:
 
     @routes.route(f"/__devhost__/static/{folder}/<path:path>", method=["GET", "HEAD"])
     def static(path):
+        if "\x00" in path:  # no file has one; realpath would refuse it with an error
+            return bottle.HTTPResponse(json.dumps({"error": f"nothing is served at /__devhost__/static/{folder}/{path!r}"}),
+                                       status=404, headers={"Content-Type": "application/json"})
         file = os.path.realpath(os.path.join(root, path))
         if not file.startswith(root + os.sep) or not os.path.isfile(file):
             return bottle.HTTPResponse(json.dumps({"error": f"nothing is served at /__devhost__/static/{folder}/{path}"}),

@@ -151,12 +151,21 @@ def _connection_tokens(value: str) -> set[str]:
     return {token.strip().lower() for token in value.split(",") if token.strip()}
 
 
+class BodyCut(Exception):
+    """The browser's request body ended before its Content-Length: the client's fault, a 400."""
+
+
 def _body(environ):
     stream = environ["wsgi.input"]
     remaining = _content_length(environ)  # None: chunked, read to its end
     while remaining is None or remaining > 0:
-        data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
+        try:
+            data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
+        except (OSError, ValueError):
+            raise BodyCut() from None  # pywsgi: the connection ended mid-body
         if not data:
+            if remaining:
+                raise BodyCut()
             return
         if remaining is not None:
             remaining -= len(data)
@@ -189,6 +198,10 @@ def forward(upstream: Upstream, environ, start_response, error_page, pool: Upstr
             # fresh one. Never for a request that may have changed something, or had a body.
             connection, reused = upstream.connection(CONNECT_TIMEOUT), False
             response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+    except BodyCut:
+        connection.close()
+        return error_page("400 Bad Request", "the request body ended before its Content-Length: nothing was "
+                                             "answered (the upstream got a cut request and was let go).", close=True)
     except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
         connection.close()
         return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")

@@ -12,17 +12,25 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 from urllib.parse import urlsplit
 
 import gevent.lock
+from gevent.pywsgi import headers_factory
 
 from geventwebsocket.exceptions import ProtocolError, WebSocketError
 from geventwebsocket.handler import WebSocketHandler
 from geventwebsocket.websocket import Header, Stream, WebSocket
 
+from actors.chatlog import daemon_log
+
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
 FRAGMENT_BYTES = 256 * 1024
 DRAIN_LIMIT_BYTES = 64 * 1024 * 1024  # past this an oversized frame just drops the connection
+
+
+# RFC 6455 §7.4: the codes an endpoint may send (1004-1006 and 1015 are reserved).
+VALID_CLOSE_CODES = frozenset({1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014})
 
 
 class MessageTooBig(Exception):
@@ -76,6 +84,8 @@ class BoundedWebSocket(WebSocket):
         header = Header.decode_header(self.stream)
         if header.flags:
             raise ProtocolError("reserved bits set")
+        if not header.mask:
+            raise ProtocolError("a client's frames must be masked (RFC 6455 §5.1)")
         if so_far + header.length > self.max_message_bytes:
             if header.length <= DRAIN_LIMIT_BYTES:
                 # Read past it so the close frame reaches a client that is still sending.
@@ -92,6 +102,20 @@ class BoundedWebSocket(WebSocket):
         if header.mask:
             payload = header.unmask_payload(payload)
         return header, payload
+
+    def handle_close(self, header, payload):
+        """A close frame whose code or reason is not valid is a protocol error (1002), never echoed."""
+        if len(payload) == 1:
+            raise ProtocolError("a close frame's payload is a 2-byte code and a reason, not 1 byte")
+        if len(payload) >= 2:
+            code = int.from_bytes(payload[:2], "big")
+            if code not in VALID_CLOSE_CODES and not 3000 <= code <= 4999:
+                raise ProtocolError(f"invalid close code {code}")
+            try:
+                payload[2:].decode("utf-8")
+            except UnicodeError:
+                raise ProtocolError("a close frame's reason must be UTF-8") from None
+        super().handle_close(header, payload)
 
     def receive(self):
         """The next message, None when the socket is closed; MessageTooBig propagates."""
@@ -154,8 +178,61 @@ class BoundedWebSocket(WebSocket):
             self.closed = True
 
 
+class FramingError(ValueError):
+    """A request whose framing a server behind devhostd could read differently (RFC 9112 §6.3)."""
+
+
+def checked_headers(fp, *args):
+    """A request's headers as pywsgi parses them, refused (a 400) when they could be framed two
+    ways: folded lines (obs-fold), Content-Length given twice with different values or beside
+    Transfer-Encoding, or a Content-Length that is not a number."""
+    headers = headers_factory(fp, *args)
+    for name, value in headers.items():
+        if "\n" in value or "\r" in value:
+            raise FramingError(f"header {name} is folded over lines (obs-fold): send it on one line")
+    lengths = {value.strip() for value in headers.get_all("Content-Length") or []}
+    if len(lengths) > 1:
+        raise FramingError("Content-Length is given twice with different values")
+    if lengths and headers.get("Transfer-Encoding") is not None:
+        raise FramingError("a request may not have both Transfer-Encoding and Content-Length")
+    if lengths and not next(iter(lengths)).isdigit():
+        raise FramingError("Content-Length must be a number")
+    return headers
+
+
+class ClientErrors:
+    """Malformed requests answered by pywsgi itself: one info line per client address at most
+    every RATE seconds (a client cannot flood the log, nor forge a `bug:` line)."""
+
+    RATE = 10.0
+
+    def __init__(self):
+        self._last: dict[str, float] = {}
+
+    def note(self, address: str, what: str) -> None:
+        now = time.monotonic()
+        if now - self._last.get(address, -self.RATE) >= self.RATE:
+            self._last[address] = now
+            if len(self._last) > 4096:
+                self._last.clear()
+            daemon_log(f"refused a malformed request from {address}: {what[:200]}")
+
+
+CLIENT_ERRORS = ClientErrors()
+
+
 class DevhostHandler(WebSocketHandler):
     """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
+
+    MessageClass = staticmethod(checked_headers)
+
+    def _handle_client_error(self, ex):
+        address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
+        CLIENT_ERRORS.note(address, str(ex) or type(ex).__name__)
+        if "header" in str(ex).lower() and ("too many" in str(ex).lower() or "more than" in str(ex).lower()
+                                            or "too long" in str(ex).lower()):
+            return ("431", _client_error("431 Request Header Fields Too Large", str(ex)))
+        return ("400", _client_error("400 Bad Request", str(ex) or "the request could not be read"))
 
     def handle(self):
         no_delay(self.socket)  # once per connection, before its first request is read
@@ -224,6 +301,12 @@ class DevhostHandler(WebSocketHandler):
 
     def log_request(self):
         pass  # the daemon logs what matters itself; access lines would drown the chat log
+
+
+def _client_error(status: str, message: str) -> bytes:
+    body = json.dumps({"error": f"malformed request: {message[:300]}"}).encode()
+    return (f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n").encode("latin-1") + body
 
 
 def text_frame_header(length: int) -> bytes:

@@ -1,0 +1,152 @@
+"""Hardened edges, each with the single request that used to break it: a clear 4xx where the
+client is at fault, never a 500 or a false 502, no `bug:` line a client can forge, framing the
+upstream could read differently refused, WebSocket protocol errors closed as such, and
+cross-site requests refused. (The daemon fixture fails a test whose daemon logged `bug:`.)"""
+from __future__ import annotations
+
+import json
+import re
+import socket
+import struct
+import time
+
+import pytest
+
+from tests.integration.test_routed_pages import raw_exchange
+from tests.upstream_app import UpstreamApp, write_routed_manifest
+
+
+@pytest.fixture
+def upstream():
+    app = UpstreamApp().start()
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def stack(tmp_path, upstream):
+    """app.localhost proxies to a small upstream app (the framing tests need one behind it)."""
+    write_routed_manifest(tmp_path, upstream.url)
+    return tmp_path
+
+
+def status_of(answer: bytes) -> int:
+    match = re.match(rb"HTTP/1\.[01] (\d{3})", answer)
+    assert match, answer[:200]
+    return int(match.group(1))
+
+
+def request(daemon, method: str, path: str, *, host: str | None = None, headers=(), body: bytes = b"",
+            length: int | None = None) -> bytes:
+    host = host or daemon.host()
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}", f"Origin: http://{host}", "Connection: close", *headers]
+    if body or length is not None:
+        lines.append(f"Content-Length: {length if length is not None else len(body)}")
+    return raw_exchange(daemon, ("\r\n".join(lines) + "\r\n\r\n").encode() + body, wait=8, half_close=True)
+
+
+def test_a_path_with_a_null_byte_is_a_404(daemon):
+    answer = request(daemon, "GET", "/__devhost__/static/chat/%00")
+    assert status_of(answer) == 404 and b"nothing is served" in answer
+
+
+@pytest.mark.parametrize("method,path", [("POST", "/__devhost__/chat/sessions"), ("PUT", "/__devhost__/chat/panel"),
+                                         ("POST", "/__devhost__/core")])
+def test_a_body_shorter_than_its_length_is_a_400_that_says_so(daemon, method, path):
+    host = daemon.host() if path != "/__devhost__/core" else daemon.control_origin.split("//")[1]
+    answer = request(daemon, method, path, host=host, headers=["Content-Type: application/json"],
+                     body=b'{"harness":', length=500)
+    assert status_of(answer) == 400, answer
+    assert b"ended before its Content-Length" in answer
+
+
+def test_a_proxied_request_whose_body_ends_early_is_a_400_not_a_502(daemon):
+    answer = request(daemon, "POST", "/echo", body=b"short", length=100)
+    assert status_of(answer) == 400 and b"ended before its Content-Length" in answer
+
+
+@pytest.mark.parametrize("headers", [
+    ["Content-Length: 5", "Content-Length: 6"],
+    ["Transfer-Encoding: chunked", "Content-Length: 5"],
+    ["X-Folded: one", " two"],
+])
+def test_framing_the_upstream_could_read_differently_is_refused(daemon, headers):
+    host = daemon.host()
+    raw = ("\r\n".join(["POST /echo HTTP/1.1", f"Host: {host}", *headers]) + "\r\n\r\nhello").encode()
+    answer = raw_exchange(daemon, raw, wait=8, half_close=True)
+    assert status_of(answer) == 400, answer
+
+
+def test_malformed_requests_are_400s_and_never_a_bug_line(daemon):
+    for raw in (b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", b"GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+                b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % n for n in range(120)) + b"\r\n"):
+        answer = raw_exchange(daemon, raw, wait=8, half_close=True)
+        assert status_of(answer) in (400, 431, 505), answer
+        assert b"Traceback" not in answer
+    time.sleep(0.3)
+    assert " bug: " not in daemon.log()
+
+
+def test_a_cross_site_request_is_refused_gets_included(daemon):
+    for method, path in (("GET", "/__devhost__/chat/harnesses?pageURL=x&chatTarget=project"),
+                         ("GET", "/__devhost__/config.json")):
+        answer = request(daemon, method, path, headers=["Sec-Fetch-Site: cross-site"])
+        assert status_of(answer) == 403 and b"cross-site" in answer, answer
+    answer = request(daemon, "GET", "/__devhost__/config.json", headers=["Sec-Fetch-Site: same-origin"])
+    assert status_of(answer) == 200
+
+
+def _upgrade(daemon, path: str, host: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
+    sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nUpgrade: websocket\r\n"
+                  "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(4096)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return sock
+
+
+def _close_code(sock: socket.socket) -> int | None:
+    """Reads frames until a close frame; its code."""
+    buffer = b""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        buffer += data
+        while len(buffer) >= 2:
+            length, head = buffer[1] & 0x7F, 2
+            if length == 126:
+                length, head = struct.unpack("!H", buffer[2:4])[0], 4
+            elif length == 127:
+                length, head = struct.unpack("!Q", buffer[2:10])[0], 10
+            if len(buffer) < head + length:
+                break
+            opcode, payload = buffer[0] & 0x0F, buffer[head:head + length]
+            buffer = buffer[head + length:]
+            if opcode == 8:
+                return struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else 1005
+    return None
+
+
+def test_websocket_protocol_errors_close_with_1002(daemon):
+    control = daemon.control_origin.split("//")[1]
+    unmasked = _upgrade(daemon, "/__devhost__/ws/core", control)
+    payload = json.dumps({"id": "1", "type": "chat.list"}).encode()
+    unmasked.sendall(bytes([0x81, len(payload)]) + payload)  # a client frame without a mask
+    assert _close_code(unmasked) == 1002
+    bad_close = _upgrade(daemon, "/__devhost__/ws/core", control)
+    mask = b"\x00\x00\x00\x00"
+    bad_close.sendall(bytes([0x88, 0x82]) + mask + struct.pack("!H", 5000))  # close code 5000 is invalid
+    assert _close_code(bad_close) == 1002
+
+
+def test_an_oversized_frame_on_the_core_socket_is_closed_with_1009_and_an_error(daemon):
+    control = daemon.control_origin.split("//")[1]
+    sock = _upgrade(daemon, "/__devhost__/ws/core", control)
+    payload = b"x" * (17 * 1024 * 1024)
+    sock.sendall(bytes([0x81, 0xFF]) + struct.pack("!Q", len(payload)) + b"\x00\x00\x00\x00" + payload)
+    assert _close_code(sock) == 1009
