@@ -22,6 +22,7 @@ import json
 import zlib
 
 import brotli
+import pytest
 
 from gevent import pool, pywsgi
 from geventwebsocket.handler import WebSocketHandler
@@ -168,3 +169,20 @@ def write_routed_manifest(root, upstream_url: str):
                     f'[services.app]\nhost = "app.localhost"\nroot = "project"\nupstream = "{upstream_url}"\n'
                     '[services.other]\nhost = "other.localhost"\nroot = "other"\n')
     return path
+
+
+# ---- fixtures: import both into a test module (or conftest) that tests through the proxy ------
+
+@pytest.fixture
+def upstream():
+    """The small upstream app, running for the test."""
+    app = UpstreamApp().start()
+    yield app
+    app.stop()
+
+
+@pytest.fixture(name="stack")
+def proxied_stack(tmp_path, upstream):
+    """A stack whose app.localhost proxies to ``upstream``; other.localhost is a plain page."""
+    write_routed_manifest(tmp_path, upstream.url)
+    return tmp_path

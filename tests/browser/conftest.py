@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.integration.conftest import daemon, daemon_env, mock, openai  # noqa: F401 - shared fixtures
-from tests.upstream_app import UpstreamApp, write_routed_manifest
+from tests.upstream_app import proxied_stack, upstream  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -32,19 +32,6 @@ VIEWPORT = {"width": 1280, "height": 800}
 # Waits are for conditions (a reply from a real CLI can take a while), never measured timings.
 expect.set_options(timeout=60_000)
 
-
-@pytest.fixture
-def upstream():
-    app = UpstreamApp().start()
-    yield app
-    app.stop()
-
-
-@pytest.fixture
-def stack(tmp_path, upstream):
-    """app.localhost proxies to the upstream app; other.localhost is a plain page."""
-    write_routed_manifest(tmp_path, upstream.url)
-    return tmp_path
 
 
 @pytest.fixture(scope="session")

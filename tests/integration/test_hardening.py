@@ -13,21 +13,8 @@ import time
 import pytest
 
 from tests.integration.test_routed_pages import raw_exchange
-from tests.upstream_app import UpstreamApp, write_routed_manifest
+from tests.upstream_app import proxied_stack, upstream  # noqa: F401 - fixtures
 
-
-@pytest.fixture
-def upstream():
-    app = UpstreamApp().start()
-    yield app
-    app.stop()
-
-
-@pytest.fixture
-def stack(tmp_path, upstream):
-    """app.localhost proxies to a small upstream app (the framing tests need one behind it)."""
-    write_routed_manifest(tmp_path, upstream.url)
-    return tmp_path
 
 
 def status_of(answer: bytes) -> int:

@@ -12,21 +12,9 @@ import gevent
 import pytest
 import websocket
 
-from tests.upstream_app import UpstreamApp, write_routed_manifest
+from tests.upstream_app import proxied_stack, upstream  # noqa: F401 - fixtures
 from web.proxy import PANEL_SCRIPT
 
-
-@pytest.fixture
-def upstream():
-    app = UpstreamApp().start()
-    yield app
-    app.stop()
-
-
-@pytest.fixture
-def stack(tmp_path, upstream):
-    write_routed_manifest(tmp_path, upstream.url)
-    return tmp_path
 
 
 # What a browser sends when a person goes to a page (a link, the address bar, a reload).
