@@ -133,6 +133,13 @@ class Chat(pykka.ThreadingActor):
     def detach(self, subscriber: int) -> None:
         self.native.detach(subscriber)
         self.link.forget_origin(subscriber)
+        self._release_if_idle()
+
+    def _release_if_idle(self) -> None:
+        """A conversation no CLI writes and no chat socket reads holds no file: its native
+        history is released (its items stay; the next events go on numbering after it)."""
+        if not self.link.running and not self.native.reads_native():
+            self.native.release()
 
     def thread_attach(self, sink, since: int | None = None) -> dict:
         """Registers a thread socket (the panel's): the session's record and the chat's items
@@ -571,6 +578,7 @@ class Chat(pykka.ThreadingActor):
         if not self._open:
             self._log("session.ended", code=code)
             self._after_close()
+            self._release_if_idle()
             return
         reason = exit_reason(self._harness.LABEL, code, stderr_tail)
         self._log("error", kind="process", error=reason)
@@ -579,6 +587,7 @@ class Chat(pykka.ThreadingActor):
             self._error = reason  # the next message starts the CLI again on its own conversation
         self._after_exit(reason)
         self._publish_state()
+        self._release_if_idle()
 
     def _after_close(self) -> None:
         """The CLI of a closed session ended: the thread's turn was stopped, not failed, and

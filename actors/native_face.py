@@ -17,13 +17,15 @@ from __future__ import annotations
 import itertools
 
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
-from storage.history import EventHistory
+from storage.history import EventHistory, ReleasedReader
 
 
 class NativeFace:
     def __init__(self, session_id: str, history: EventHistory | None = None):
         self.session_id = session_id
-        self._history = history or EventHistory()
+        # Made when the first frame is stored: a chat nothing ran in holds no file descriptor.
+        self._history = history
+        self._released_at = 0  # the last sequence of a released history; the next one goes on from it
         self._sockets: dict[int, object] = {}
         # Thread sockets (the panel's, web/thread_socket.py): told the session's state, their own
         # sends' results and notices, but not native frames (they read the chat's items instead).
@@ -40,7 +42,7 @@ class NativeFace:
         conversation is removed while it streams."""
         subscriber = next(self._ids)
         self._sockets[subscriber] = sink
-        return subscriber, self._history.reader()
+        return subscriber, self._history.reader() if self._history is not None else ReleasedReader(self._released_at)
 
     def attach_item_reader(self, sink) -> int:
         """A subscriber id for a thread socket: an origin of sends like any socket, told
@@ -70,6 +72,10 @@ class NativeFace:
     def has(self, subscriber: int) -> bool:
         return subscriber in self._sockets
 
+    def reads_native(self) -> bool:
+        """Whether a chat socket (not a thread socket) is attached."""
+        return any(subscriber not in self._item_readers for subscriber in self._sockets)
+
     def close_sockets(self, code: int) -> None:
         for sink in self._sockets.values():
             sink.close(code)
@@ -81,6 +87,8 @@ class NativeFace:
     def store(self, raws: list[bytes]) -> None:
         """Appends CLI frames to the history (one write) and sends them to every socket.
         HistoryWriteError propagates: the caller stops the CLI rather than lose an event."""
+        if self._history is None:
+            self._history = EventHistory(base=self._released_at)
         first = self._history.append_many(raws)
         message = NativeEvents(first, tuple(raws))
         readers = self._item_readers
@@ -110,8 +118,19 @@ class NativeFace:
 
     def new_history(self) -> None:
         """Starts over on an empty history (the old one could not be written)."""
-        self._history.close()
-        self._history = EventHistory()
+        self.release()
+
+    def release(self) -> None:
+        """Gives the history's file and memory back (nothing reads it and no CLI writes it): a
+        snapshot says its events were released; new ones go on numbering after them."""
+        if self._history is not None:
+            self._released_at = self._history.last_sequence
+            self._history.close()
+            self._history = None
+
+    @property
+    def holds_history(self) -> bool:
+        return self._history is not None
 
     def close(self) -> None:
-        self._history.close()
+        self.release()

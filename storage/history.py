@@ -21,9 +21,13 @@ class HistoryWriteError(Exception):
 
 
 class EventHistory:
-    def __init__(self, fd: int | None = None, directory: str | None = None):
+    """``base``: the sequence the events before this history's first had (a history released
+    and started again goes on numbering where the last one ended)."""
+
+    def __init__(self, fd: int | None = None, directory: str | None = None, base: int = 0):
         # An injected fd lets tests hand in a file that really fails (e.g. /dev/full).
         self._fd = fd if fd is not None else _private_unlinked_file(directory)
+        self.base = base
         self._offsets = array("Q")
         self._packer = msgpack.Packer(use_bin_type=True)  # one for every record: packb makes one per call
         self._end = 0
@@ -31,7 +35,7 @@ class EventHistory:
 
     @property
     def last_sequence(self) -> int:
-        return len(self._offsets)
+        return self.base + len(self._offsets)
 
     def append(self, raw_json: bytes) -> int:
         """Stores one event and returns its sequence (from 1)."""
@@ -45,7 +49,7 @@ class EventHistory:
         """
         if self._closed:
             raise HistoryWriteError("the event history is closed")
-        first = len(self._offsets) + 1
+        first = self.last_sequence + 1
         packed = bytearray()
         starts = []
         for sequence, raw_json in enumerate(raws, first):
@@ -68,11 +72,13 @@ class EventHistory:
         happen while this runs are not read twice.
         """
         last = self.last_sequence if last is None else min(last, self.last_sequence)
-        return _read(self._fd, self._offsets, self._end, first, last, chunk_bytes)
+        first = max(first, self.base + 1)
+        return _read(self._fd, self._offsets, self._end, first - self.base, last - self.base, chunk_bytes)
 
     def reader(self) -> "HistoryReader":
-        """Events 1..now through a file descriptor of their own: valid after this history closes."""
-        return HistoryReader(os.dup(self._fd), self._offsets, self._end, self.last_sequence)
+        """Events base+1..now through a file descriptor of their own: valid after this history
+        closes."""
+        return HistoryReader(os.dup(self._fd), self._offsets, self._end, self.last_sequence, self.base)
 
     def close(self) -> None:
         if not self._closed:
@@ -92,16 +98,19 @@ def _private_unlinked_file(directory: str | None) -> int:
 
 
 class HistoryReader:
-    """A snapshot of a history: events 1..last, readable until closed."""
+    """A snapshot of a history: events base+1..last, readable until closed. ``released``: the
+    events up to ``base`` were released (the snapshot says so)."""
 
-    def __init__(self, fd: int, offsets: array, end: int, last: int):
+    def __init__(self, fd: int, offsets: array, end: int, last: int, base: int = 0):
         self._fd = fd
         self._offsets = offsets  # append-only and shared: entries up to ``last`` never change
         self._end = end
         self.last_sequence = last
+        self.base = base
+        self.released = base > 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        return _read(self._fd, self._offsets, self._end, 1, self.last_sequence, 1 << 20)
+        return _read(self._fd, self._offsets, self._end, 1, self.last_sequence - self.base, 1 << 20)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -109,7 +118,23 @@ class HistoryReader:
             self._fd = -1
 
 
+class ReleasedReader:
+    """The snapshot of a history that was released: no events, up to ``last``."""
+
+    def __init__(self, last: int):
+        self.last_sequence = last
+        self.base = last
+        self.released = last > 0
+
+    def __iter__(self):
+        return iter(())
+
+    def close(self) -> None:
+        pass
+
+
 def _read(fd: int, offsets: array, end: int, first: int, last: int, chunk_bytes: int):
+    """Records ``first..last`` by their place in this file (1-based)."""
     if first > last:
         return
     start = offsets[first - 1]

@@ -99,8 +99,13 @@ def _write(ws, sink, record, pending, reader) -> None:
 
 
 def _snapshot_pieces(record, pending, reader):
-    head = json.dumps({"type": "snapshot", "session": record, "pendingRequestIds": pending},
-                      separators=(",", ":")).encode()
+    snapshot = {"type": "snapshot", "session": record, "pendingRequestIds": pending}
+    if getattr(reader, "released", False):
+        # The events before this one were released (nothing read them and no CLI ran): the
+        # chat's items keep the conversation; the next event's sequence follows the last one.
+        snapshot["historyReleased"] = True
+        snapshot["lastReleasedSequence"] = reader.base
+    head = json.dumps(snapshot, separators=(",", ":")).encode()
     yield head[:-1] + b',"events":['
     for count, (sequence, raw) in enumerate(reader):
         if count and count % 256 == 0:

@@ -22,6 +22,7 @@ SINK_LIMIT_BYTES = 32 * 1024 * 1024  # queued for one socket before its client c
 BATCH_FRAMES = 256  # at most this many frames, or
 BATCH_BYTES = 256 * 1024  # about this many bytes, go out in one write
 TOO_SLOW = (1013, "client too slow; reconnect for a snapshot")
+TOO_SLOW_GRACE = 2.0  # seconds a too-slow socket has to take its close frame before it is cut
 
 
 def encoded_once(encode_one):
@@ -68,16 +69,20 @@ class SocketSink:
         if self.closed:
             return
         size = sum(len(frame) for frame in frames)
-        if self._queued + size > self._limit:
-            # Too slow to keep up: drop what waits and disconnect; the page reconnects to a
-            # snapshot, which has everything. A writer stuck in a send is woken by the abort.
+        if self._queued and self._queued + size > self._limit:
+            # Too slow to keep up: drop what waits and close with 1013; the page reconnects to
+            # a snapshot, which has everything. The close frame goes out if the page still
+            # reads; a writer stuck in a send (a page that stopped reading) is cut after a grace.
+            # (A single message larger than the bound, on an empty queue, is still sent whole.)
+            behind = self._queued + size
             self._frames.clear()
             self._queued = 0
             self.closed = True
             self._close = TOO_SLOW
             self._wake.set()
+            daemon_log(f"a socket fell {behind >> 20} MiB behind: closing it with 1013 (it reconnects to a snapshot)")
             if self._abort is not None:
-                self._abort()
+                gevent.spawn_later(TOO_SLOW_GRACE, self._abort)
             return
         self._frames.extend(frames)
         self._queued += size

@@ -5,6 +5,7 @@ cross-site requests refused. (The daemon fixture fails a test whose daemon logge
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import struct
@@ -137,3 +138,16 @@ def test_an_oversized_frame_on_the_core_socket_is_closed_with_1009_and_an_error(
     payload = b"x" * (17 * 1024 * 1024)
     sock.sendall(bytes([0x81, 0xFF]) + struct.pack("!Q", len(payload)) + b"\x00\x00\x00\x00" + payload)
     assert _close_code(sock) == 1009
+
+
+def test_chats_without_a_cli_hold_no_file_so_hundreds_fit_under_a_low_fd_limit(daemon, stack):
+    import resource
+
+    from web.core_client import CoreConnection
+    resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (256, 256))
+    with CoreConnection(daemon.control_origin) as core:
+        for n in range(300):
+            core.chats.create(f"many-{n}", provider="claude", cwd=str(stack / "project"))
+        assert len(core.chats.list()) == 300
+    fds = len(os.listdir(f"/proc/{daemon.proc.pid}/fd"))
+    assert fds < 100, fds

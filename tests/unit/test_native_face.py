@@ -71,15 +71,31 @@ def test_closing_the_sockets_closes_each_once_and_forgets_them():
         face.close()
 
 
-def test_a_new_history_starts_over_from_sequence_one():
+def test_a_new_history_goes_on_numbering_and_its_snapshot_says_what_was_released():
     face, _, _ = face_with()
     try:
         face.store([b'{"n":1}'])
         face.new_history()
         face.store([b'{"n":2}'])
         _, reader = face.attach(Sink("x", []))
-        assert list(reader) == [(1, b'{"n":2}')]
+        # A client that saw event 1 takes event 2 as new: numbers never start over in a session.
+        assert list(reader) == [(2, b'{"n":2}')] and reader.released and reader.base == 1
         reader.close()
     finally:
         face.close()
+
+
+def test_a_released_history_holds_no_file_and_a_chat_nothing_ran_in_has_none():
+    face = NativeFace("s")
+    assert not face.holds_history
+    _, empty = face.attach(Sink("x", []))
+    assert list(empty) == [] and not empty.released
+    face.store([b'{"n":1}', b'{"n":2}'])
+    assert face.holds_history
+    face.release()
+    assert not face.holds_history
+    _, reader = face.attach(Sink("y", []))
+    assert list(reader) == [] and reader.released and reader.last_sequence == 2
+    face.store([b'{"n":3}'])
+    face.close()
 
