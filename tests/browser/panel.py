@@ -39,6 +39,16 @@ class Panel:
         self.wait_for_harnesses()
         return self
 
+    def reload(self) -> "Panel":
+        """Reloads the page and waits until the panel found its state again (open or not, as
+        it was: a launcher still showing before the panel booted must not be clicked)."""
+        self.page.reload()
+        self.page.wait_for_function("() => window.__devhostChat?.booted === true")
+        if self.find(".launcher").is_visible():
+            self.find(".launcher").click()
+        expect(self.find(".panel")).to_be_visible()
+        return self
+
     def wait_for_harnesses(self) -> None:
         expect(self.find("select.harness option[value=claude-code]")).to_have_count(1)
 
