@@ -117,6 +117,9 @@ class Chat(pykka.ThreadingActor):
                   "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt")}
         if self.link.native_id:
             record["nativeSessionId"] = self.link.native_id
+        if self.link.retrying and self.link.turn_active:
+            # The CLI is retrying a failed model request: a reply under way may come out short.
+            record["retrying"] = self.link.retrying
         if self._error and self._open:
             record["error"] = self._error
         return record

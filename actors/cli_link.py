@@ -77,6 +77,7 @@ class CliLink:
         self.turn_active = False
         self.turn_started_at = None
         self.cli_turn = None  # the CLI's id of the running turn, where it gives one
+        self.retrying = None  # the CLI's last retry of a model request in this turn (record: ``retrying``)
         self.last_event_at = None
         self.pending: dict = {}  # native request id -> kind, in arrival order
         self.in_flight: dict[str, InFlight] = {}  # native message id -> send awaiting its ack
@@ -320,6 +321,12 @@ class CliLink:
         if isinstance(effect, fx.StartFailed):
             self._owner.link_start_failed(effect.message)
             return True
+        if isinstance(effect, fx.Retry):
+            self.retrying = {k: v for k, v in (("attempt", effect.attempt), ("of", effect.of),
+                                               ("status", effect.status), ("error", effect.error)) if v is not None}
+            self._log("turn.retry", turn=self._chatlog.turn, attempt=effect.attempt, of=effect.of,
+                      status=effect.status, error=effect.error)
+            return True
         if isinstance(effect, fx.Usage):
             self._log("turn.usage", turn=self._chatlog.turn, **dict(effect.fields))
             return False
@@ -345,6 +352,7 @@ class CliLink:
         self._log("turn.end", turn=self._chatlog.turn, cli_turn=self.cli_turn, outcome=outcome, took=f"{duration:.1f}s",
                   model=self.model_in_use, error=effect.error)
         self.cli_turn = None
+        self.retrying = None
         self.turn_active = bool(self.driver.waiting)  # a queued message starts the next turn
         self.turn_started_at = time.monotonic() if self.turn_active else None
 

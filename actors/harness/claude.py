@@ -190,6 +190,10 @@ class ClaudeDriver:
         elif kind == "user" and frame.get("isReplay") and isinstance(frame.get("uuid"), str):
             found.append(fx.Delivery(frame["uuid"], "started"))
             self.waiting.discard(frame["uuid"])
+        elif kind == "system" and frame.get("subtype") == "api_retry":
+            number = lambda key: frame.get(key) if isinstance(frame.get(key), int) else None  # noqa: E731
+            found.append(fx.Retry(number("attempt"), number("max_retries"), number("error_status"),
+                                  frame.get("error") if isinstance(frame.get("error"), str) else None))
         elif kind == "system" and frame.get("subtype") == "init":
             # system/init (not initialize) lists the interrupt and lifecycle capabilities.
             self._learn_capabilities(frame.get("capabilities"))

@@ -95,3 +95,13 @@ class StartFailed:
 class ModelRefused:
     """The CLI refused a model change; the session keeps the model it had."""
     message: str
+
+
+@dataclass(frozen=True)
+class Retry:
+    """The CLI retries a failed model request (Claude Code's system/api_retry): the turn goes
+    on, but a reply already under way may come out shorter than it would have."""
+    attempt: int | None
+    of: int | None
+    status: int | None
+    error: str | None

@@ -154,3 +154,20 @@ def test_a_page_reads_its_directorys_log_as_a_stream_and_no_other(daemon, mock):
     with pytest.raises(websocket.WebSocketBadStatusException) as refused:
         websocket.create_connection(url, host=control, origin=f"http://{control}", timeout=10)
     assert refused.value.status_code == 403
+
+
+def test_a_retried_model_request_is_logged_shown_in_the_session_state_and_as_a_note(daemon, mock):
+    mock.add(error_reply(529, "overloaded_error", "Overloaded"), text_reply("after the retry"))
+    record = daemon.create_session()
+    thread = daemon.connect_thread(record["id"])
+    thread.send_message("PROMPT-OTTER-7")
+    note = thread.wait_item(lambda i: i["kind"] == "note" and "529" in i["text"], what="the retry's note")
+    assert "retrying" in note["text"]
+    retrying = thread.wait_for(lambda f: f["type"] == "state" and "retrying" in f["session"], what="the state")
+    assert retrying["session"]["retrying"]["status"] == 529
+    thread.wait_item(lambda i: i["kind"] == "turn" and i["state"] == "done")
+    done = thread.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "idle")
+    assert "retrying" not in done["session"]  # over with its turn
+    thread.close()
+    retry = first(records(daemon, record["chatId"]), "turn.retry")
+    assert (retry["turn"], retry["attempt"], retry["status"], retry["error"]) == ("1", "1", "529", "overloaded")

@@ -489,3 +489,10 @@ def test_always_allow_stays_in_the_session_and_never_widens_it():
     [frame] = ClaudeDriver().respond_frames("r2", {"behavior": "allow", "updatedPermissions": [
         {"type": "setMode", "mode": "bypassPermissions", "destination": "session"}]})
     assert "updatedPermissions" not in frame["response"]["response"]
+
+
+def test_a_retried_model_request_is_an_effect_with_its_attempt_status_and_error():
+    run = replay("err_529_retry")
+    retries = run.effects(fx.Retry)
+    assert retries[:2] == [fx.Retry(1, 10, 529, "overloaded"), fx.Retry(2, 10, 529, "overloaded")]
+    assert run.effects(fx.TurnEnded)  # the turn still ends: a retry does not end it
