@@ -234,6 +234,24 @@ def read_whole_body(environ) -> tuple[str, str] | None:
     return None
 
 
+def _repr_outside_requests(cls) -> None:
+    """bottle's thread-local request and response raise on repr outside a request, and gevent's
+    blocked-hub monitor reprs every greenlet's locals: without this its first report dies and
+    a blocked hub is never logged."""
+    original = cls.__repr__
+
+    def __repr__(self):
+        try:
+            return original(self)
+        except RuntimeError:
+            return f"<{cls.__name__}: no request in this greenlet>"
+    cls.__repr__ = __repr__
+
+
+_repr_outside_requests(bottle.LocalRequest)
+_repr_outside_requests(bottle.LocalResponse)
+
+
 def _handshake_refusal(environ) -> str | None:
     """What gevent-websocket would trip over (with a 500) in an upgrade request, said as a 400."""
     if environ.get("SERVER_PROTOCOL") != "HTTP/1.1":
