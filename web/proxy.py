@@ -38,6 +38,7 @@ CHUNK = 64 * 1024
 # is let go of (a half-closed browser may still be reading, so not at once).
 CLIENT_GONE_IDLE = 3.0
 SNIFF_LIMIT = 64 * 1024  # how much HTML is held back while looking for <head>
+BODY_IDLE = 10.0  # seconds a request body may stop coming before the request is refused
 # RFC 9110 §7.6.1, plus the non-standard Proxy-Connection browsers still send.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "proxy-connection"})
@@ -160,9 +161,10 @@ def _body(environ):
     remaining = _content_length(environ)  # None: chunked, read to its end
     while remaining is None or remaining > 0:
         try:
-            data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
-        except (OSError, ValueError):
-            raise BodyCut() from None  # pywsgi: the connection ended mid-body
+            with gevent.Timeout(BODY_IDLE):
+                data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
+        except (OSError, ValueError, gevent.Timeout):
+            raise BodyCut() from None  # the connection ended mid-body, or the body stopped coming
         if not data:
             if remaining:
                 raise BodyCut()

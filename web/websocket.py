@@ -221,14 +221,28 @@ class ClientErrors:
 CLIENT_ERRORS = ClientErrors()
 
 
+HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's line and headers (and, to
+# devhostd's own routes, each piece of its body); a kept-alive connection idle this long is closed
+
+
 class DevhostHandler(WebSocketHandler):
     """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
 
     MessageClass = staticmethod(checked_headers)
 
+    def handle_one_request(self):
+        # A half-sent request (or an idle kept-alive connection) is let go after HEADER_TIMEOUT:
+        # hundreds of them cannot hold the daemon's connections.
+        if self.socket is not None:
+            self.socket.settimeout(HEADER_TIMEOUT)
+        return super().handle_one_request()
+
     def _handle_client_error(self, ex):
         address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
         CLIENT_ERRORS.note(address, str(ex) or type(ex).__name__)
+        if isinstance(ex, (TimeoutError, socket.timeout)):
+            return ("408", _client_error("408 Request Timeout", f"the request's headers did not come within "
+                                                                f"{HEADER_TIMEOUT:.0f} s"))
         if "header" in str(ex).lower() and ("too many" in str(ex).lower() or "more than" in str(ex).lower()
                                             or "too long" in str(ex).lower()):
             return ("431", _client_error("431 Request Header Fields Too Large", str(ex)))
@@ -244,6 +258,10 @@ class DevhostHandler(WebSocketHandler):
             # An absolute-form request line ("GET http://host/__devhost__/x"): routing, the
             # /__devhost__/ prefix included, goes by its path alone, as for any other request.
             self.environ["PATH_INFO"] = urlsplit(path).path or "/"
+        if _is_upgrade(self.environ) or not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):
+            # Sockets live long and proxied answers stream: no timeout on them (the proxy bounds
+            # its own reads); devhostd's own small requests keep it, for their bodies.
+            self.socket.settimeout(None)
         raw_upgrade = getattr(self.application, "raw_upgrade", None)
         if raw_upgrade is not None and _is_upgrade(self.environ) \
                 and not self.environ.get("PATH_INFO", "").startswith("/__devhost__/"):

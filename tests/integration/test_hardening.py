@@ -183,3 +183,19 @@ def test_a_blocked_hub_is_reported_by_the_monitor(daemon, mock):
         time.sleep(0.2)
     assert "warning: the hub was blocked for" in daemon.log()
     assert "Request context not initialized" not in daemon.log()  # the report never dies on bottle's locals
+
+
+def test_a_half_sent_request_is_let_go_after_the_header_timeout(daemon):
+    from web.websocket import HEADER_TIMEOUT
+    partial = socket.create_connection(("127.0.0.1", daemon.port), timeout=HEADER_TIMEOUT + 10)
+    partial.sendall(b"GET /__devhost__/config.json HTTP/1.1\r\nHost: " + daemon.host().encode() + b"\r\nX-Half: ")
+    started = time.monotonic()
+    answer = b""
+    while True:
+        data = partial.recv(65536)
+        if not data:
+            break
+        answer += data
+    assert HEADER_TIMEOUT - 1 <= time.monotonic() - started <= HEADER_TIMEOUT + 5
+    assert status_of(answer) == 408
+    partial.close()
