@@ -11,6 +11,16 @@ import pykka  # noqa: E402
 import pytest  # noqa: E402
 
 
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true",
+                     help="the reliability suite's long mode: many more fuzzed requests, frames and cycles")
+
+
+@pytest.fixture(scope="session")
+def long_mode(request) -> bool:
+    return bool(request.config.getoption("--long"))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _stop_every_actor():
     # Safety net in the spirit of pykka's own tests: whatever a test forgets, stops here.

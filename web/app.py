@@ -29,6 +29,7 @@ from storage.saved_conversations import saved_conversations
 from web import security
 from web.chat_socket import serve_chat_socket
 from web.log_socket import serve_log_socket
+from web.openapi import document as openapi_document
 from web.thread_socket import parse_since, serve_thread_socket
 from web.commands import check_model
 from web.routing import RouteError, resolve_directory
@@ -335,6 +336,11 @@ def build_routes(context: Context) -> bottle.Bottle:
 
     def directory_from_query():
         return _directory(context, request.environ, request.query.get("pageURL"), request.query.get("chatTarget"))
+
+    @app.get("/__devhost__/openapi.json")
+    @handler
+    def openapi():
+        return _json(openapi_document())
 
     @app.get("/__devhost__/config.json")
     @handler
