@@ -13,6 +13,7 @@ chat. Refusals are ``ChatError`` with a code; the web edge renders them.
 from __future__ import annotations
 
 import os
+import resource
 import secrets
 
 import gevent
@@ -108,7 +109,7 @@ class Registry(pykka.ThreadingActor):
             imported = gevent.get_hub().threadpool.apply(
                 transcript_items, (harness.HARNESS_ID, resume_id, self._environment))
         chat_id = self._new_id()
-        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
+        ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
                          start_cli=True, resuming_on=self._resuming_on, imported=imported, **self._chat_options)
         self._register(chat_id, ref)
@@ -203,7 +204,7 @@ class Registry(pykka.ThreadingActor):
         if runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         harness = HARNESSES[PROVIDERS[provider]]
-        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=os.path.realpath(cwd), command=self._command(harness),
+        ref = self._start(chat_id=chat_id, harness=harness, cwd=os.path.realpath(cwd), command=self._command(harness),
                          model=(payload.get("selection") or {}).get("model"), runtime_mode=runtime_mode,
                          store=self._store, clients=self._clients, registry=self.actor_ref,
                          resume=payload.get("resume"), open_session=True, start_cli=False,
@@ -264,12 +265,19 @@ class Registry(pykka.ThreadingActor):
         harness = HARNESSES.get(PROVIDERS.get(info.get("provider"), info.get("provider")))
         if harness is None:
             raise ChatError("chat-unreadable", f"chat {chat_id} names an unknown provider {info.get('provider')!r}")
-        ref = Chat.start(chat_id=chat_id, harness=harness, cwd=info["cwd"], command=self._command(harness),
+        ref = self._start(chat_id=chat_id, harness=harness, cwd=info["cwd"], command=self._command(harness),
                          model=(info.get("selection") or {}).get("model"),
                          runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
                          clients=self._clients, registry=self.actor_ref, stored=(record, log),
                          open_session=False, start_cli=False, resuming_on=self._resuming_on, **self._chat_options)
         self._register(chat_id, ref)
+
+    def _start(self, **options):
+        """Starts a Chat actor, unless the daemon is out of file descriptors (a 503 that says so)."""
+        if _out_of_file_descriptors():
+            raise ChatError("unavailable", "devhostd has no file descriptors left: close some sessions, or raise "
+                                           "its limit (ulimit -n) and restart it")
+        return Chat.start(**options)
 
     def _register(self, chat_id: str, ref) -> None:
         """Indexes a just-started chat, once it answered: a chat that failed to start is
@@ -280,6 +288,9 @@ class Registry(pykka.ThreadingActor):
             record = proxy.record().get(timeout=ASK)
         except Exception as exc:  # noqa: BLE001 - its on_start failed, or it is stuck: it is not kept
             ref.stop(block=False)
+            if _out_of_file_descriptors():
+                raise ChatError("unavailable", "devhostd has no file descriptors left: close some sessions, or raise "
+                                               "its limit (ulimit -n) and restart it") from None
             daemon_log(f"bug: chat {chat_id} did not start: {exc!r}")
             raise ChatError("internal", f"the chat {chat_id} could not be started; the daemon's log says why") from None
         self._refs[chat_id] = ref
@@ -301,6 +312,20 @@ class Registry(pykka.ThreadingActor):
             chat_id = secrets.token_hex(8)
             if chat_id not in self._infos and not self._store.exists(chat_id):
                 return chat_id
+
+
+FD_HEADROOM = 24  # a chat and its CLI need this many file descriptors to start, at most
+
+
+def _out_of_file_descriptors() -> bool:
+    """Whether the process is (nearly) at its file descriptor limit: a chat is then refused
+    with a 503 before it starts, rather than failing half-way."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        used = len(os.listdir("/proc/self/fd"))
+    except (OSError, ValueError):
+        return False
+    return soft != resource.RLIM_INFINITY and soft - used < FD_HEADROOM
 
 
 def _inside(path: str, root: str) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import io
 import json
 import os
@@ -42,7 +43,8 @@ _UUID_CHARS = set("0123456789abcdefABCDEF-")
 
 # How the Chat API answers a refusal of the chat runtime (actors/errors.py).
 HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "request-not-found": 404,
-               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400}
+               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400,
+               "unavailable": 503}
 
 
 @dataclass
@@ -84,6 +86,12 @@ def refusals_as_json(function):
             return function(*args, **kwargs)
         except Refusal as exc:
             return _json({"error": str(exc)}, exc.status)
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            # Out of file descriptors: the daemon is full, not broken.
+            return _json({"error": "devhostd has no file descriptors left: close some sessions, or raise its limit "
+                                   "(ulimit -n) and restart it"}, 503)
     wrapped.__name__ = function.__name__
     return wrapped
 

@@ -199,3 +199,21 @@ def test_a_half_sent_request_is_let_go_after_the_header_timeout(daemon):
     assert HEADER_TIMEOUT - 1 <= time.monotonic() - started <= HEADER_TIMEOUT + 5
     assert status_of(answer) == 408
     partial.close()
+
+
+def test_out_of_file_descriptors_a_new_session_is_a_503_that_says_what_to_do(daemon, mock):
+    import resource
+    soft, hard = resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE)
+    used = len(os.listdir(f"/proc/{daemon.proc.pid}/fd"))
+    resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (used + 2, hard))
+    try:
+        status, answer = daemon.request("POST", "/__devhost__/chat/sessions",
+                                        {"harness": "claude-code", "pageURL": daemon.page(), "target": "project"},
+                                        host=daemon.host())
+    finally:
+        resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (soft, hard))
+    assert status == 503 and "file descriptors" in answer["error"], (status, answer)
+    status, _ = daemon.request("POST", "/__devhost__/chat/sessions",
+                               {"harness": "claude-code", "pageURL": daemon.page(), "target": "project"},
+                               host=daemon.host())
+    assert status == 201  # with descriptors again, sessions start again
