@@ -225,17 +225,47 @@ HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's line and heade
 # devhostd's own routes, each piece of its body); a kept-alive connection idle this long is closed
 
 
+WAITING_PER_ADDRESS = 128  # connections of one client address waiting to send a request's headers
+_waiting: dict[str, int] = {}
+
+
 class DevhostHandler(WebSocketHandler):
     """Runs the app's pre-upgrade check; only a request that passes is switched to WebSocket."""
 
     MessageClass = staticmethod(checked_headers)
 
     def handle_one_request(self):
-        # A half-sent request (or an idle kept-alive connection) is let go after HEADER_TIMEOUT:
-        # hundreds of them cannot hold the daemon's connections.
+        # A half-sent request (or an idle kept-alive connection) is let go after HEADER_TIMEOUT,
+        # and one address may keep at most WAITING_PER_ADDRESS of them: hundreds of them cannot
+        # hold the daemon's connections.
         if self.socket is not None:
             self.socket.settimeout(HEADER_TIMEOUT)
-        return super().handle_one_request()
+        address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
+        if _waiting.get(address, 0) >= WAITING_PER_ADDRESS:
+            CLIENT_ERRORS.note(address, f"more than {WAITING_PER_ADDRESS} connections waiting to send a request")
+            return None  # closed at once
+        _waiting[address] = _waiting.get(address, 0) + 1
+        self._waiting_address = address
+        try:
+            return super().handle_one_request()
+        finally:
+            self._done_waiting()
+
+    def _done_waiting(self) -> None:
+        address = getattr(self, "_waiting_address", None)
+        if address is not None:
+            self._waiting_address = None
+            left = _waiting.get(address, 1) - 1
+            if left:
+                _waiting[address] = left
+            else:
+                _waiting.pop(address, None)
+
+    def read_request(self, raw_requestline):
+        try:
+            return super().read_request(raw_requestline)
+        finally:
+            self._done_waiting()  # its headers are in: no longer waiting
 
     def _handle_client_error(self, ex):
         address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)

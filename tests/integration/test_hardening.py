@@ -217,3 +217,28 @@ def test_out_of_file_descriptors_a_new_session_is_a_503_that_says_what_to_do(dae
                                {"harness": "claude-code", "pageURL": daemon.page(), "target": "project"},
                                host=daemon.host())
     assert status == 201  # with descriptors again, sessions start again
+
+
+def test_one_address_cannot_hold_more_than_its_share_of_half_sent_requests(daemon):
+    from web.websocket import WAITING_PER_ADDRESS
+    held = []
+    try:
+        for _ in range(WAITING_PER_ADDRESS + 20):
+            sock = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
+            sock.sendall(b"GET /__devhost__/config.json HTTP/1.1\r\nHost: " + daemon.host().encode() + b"\r\n")
+            held.append(sock)
+        time.sleep(0.5)
+        # The ones past the share were closed at once (the others time out, see above).
+        closed = 0
+        for sock in held[WAITING_PER_ADDRESS:]:
+            sock.settimeout(2)
+            try:
+                closed += sock.recv(1) == b""
+            except OSError:
+                closed += 1
+        assert closed >= 15
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.2)
+    assert status_of(request(daemon, "GET", "/__devhost__/config.json")) == 200  # the share is free again
