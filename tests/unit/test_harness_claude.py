@@ -463,8 +463,9 @@ def test_a_session_id_is_a_name_never_a_pattern_or_a_path(tmp_path, pattern):
 def test_the_fixtures_are_the_recorded_sessions_these_tests_rely_on():
     # Guards against a fixture being trimmed to the point where a replay proves nothing.
     names = sorted(p.stem for p in FRAMES.glob("*.jsonl"))
-    assert names == sorted(["ask_question", "controls2", "err_401", "err_529_retry", "fold_during_tool", "initialize", "perm_allow",
-                            "perm_pending_interrupt", "plain", "queued", "thinking"])
+    assert names == sorted(["ask_question", "background_bash", "controls2", "err_401", "err_529_retry",
+                            "fold_during_tool", "initialize", "perm_allow", "perm_pending_interrupt", "plain",
+                            "queued", "subagent", "thinking"])
     for name in names:
         assert any(r["dir"] == "cli->host" for r in recorded(name)), name
 
