@@ -462,6 +462,13 @@ class Chat(pykka.ThreadingActor):
                 self.durable.open_turn(host_id("turn"), command.text, user_id, images=images)
         self._publish_state()
 
+    def link_turn_started(self) -> None:
+        """The CLI started a turn by itself (to report on background work): a turn of the
+        thread too, with no message of the person's."""
+        if not self.durable.frozen and not self.durable.thread.busy():
+            self.durable.emit(self.durable.thread.open_turn(host_id("turn"), origin="cli"))
+        self._publish_state()
+
     def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:
         if origin != CORE:
             self.native.answer(origin, command_id, delivery, error)
@@ -601,6 +608,7 @@ class Chat(pykka.ThreadingActor):
         self._advance_after_stop = None
         self._stop_requested = False
         durable.emit(durable.thread.set_info(running=False))
+        durable.emit(durable.thread.stop_background())
         if durable.thread.busy():
             durable.finish_turn("aborted", process_gone=True)  # finish_turn pauses the queue
             durable.emit(durable.thread.refresh_info())
@@ -612,6 +620,7 @@ class Chat(pykka.ThreadingActor):
         if durable.frozen or durable.removed:
             return
         durable.emit(durable.thread.set_info(running=False))
+        durable.emit(durable.thread.stop_background())
         if durable.thread.busy():
             durable.emit(durable.thread.note("error", reason))
             durable.thread.failed = True

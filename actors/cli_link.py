@@ -42,6 +42,7 @@ class LinkOwner(Protocol):
     def link_turn_ended(self, effect: fx.TurnEnded) -> None: ...
     def link_notice(self, message: str) -> None: ...
     def link_start_failed(self, message: str) -> None: ...
+    def link_turn_started(self) -> None: ...
 
 
 @dataclass
@@ -291,6 +292,7 @@ class CliLink:
             self.starting = False
             if not self.turn_active:
                 self._begin_turn()
+                self._owner.link_turn_started()  # no message of ours started it: the CLI did
             self.cli_turn = effect.cli_turn or self.cli_turn
             return True
         if isinstance(effect, fx.TurnEnded):

@@ -138,6 +138,10 @@ class DurableFace:
                 if not self.thread.has(item_id) and skeleton is not None:
                     self.emit(self.thread.upsert(skeleton))
                 self._hold_delta(self.thread.append_text(item_id, text))
+            elif op[0] == "background":
+                # What still runs after its turn (subagents, background shells): status can say idle
+                # with background work, and clients can show it.
+                self.emit(self.thread.set_info(background=op[1]))
             elif op[0] == "resolved":
                 for kind in ("approval", "question"):
                     item = self.thread.item(f"{kind}-{op[1]}")

@@ -55,6 +55,8 @@ def thread_from(projector, frames, user_text: str | None = None, end: str | None
                 if thread.item(item_id) is None and skeleton is not None:
                     thread.upsert(skeleton)
                 thread.append_text(item_id, text)
+            elif op[0] == "background":
+                thread.set_info(background=op[1])
             elif op[0] == "resolved":
                 for kind, field in (("approval", "decision"), ("question", "state")):
                     item = thread.item(f"{kind}-{op[1]}")

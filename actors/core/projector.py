@@ -24,6 +24,9 @@ class ClaudeProjector:
         self.gen = generation
         self._blocks: dict[int, str] = {}  # stream content block index -> item id
         self._requests: dict = {}  # request id -> the can_use_tool request
+        self._tool_inputs: dict[str, dict] = {}  # tool_use id -> its input (a background task's command)
+        self._agents: set[str] = set()  # tool_use ids of the delegating tool calls (their subagents)
+        self._shells: dict[str, str] = {}  # background task id -> its item id
 
     def _id(self, ref: str) -> str:
         return f"{self.gen}:{ref}"
@@ -41,6 +44,10 @@ class ClaudeProjector:
             return self._request(frame)
         if kind == "control_cancel_request":
             return self._withdraw(frame.get("request_id"))
+        if kind == "system" and frame.get("subtype") in ("task_started", "task_updated", "task_notification"):
+            return self._task(frame)
+        if kind == "system" and frame.get("subtype") == "background_tasks_changed":
+            return [("background", [_background(task) for task in frame.get("tasks") or [] if isinstance(task, dict)])]
         if kind == "system" and frame.get("subtype") == "api_retry":
             status = f"{frame['error_status']} " if frame.get("error_status") else ""
             return [("upsert", {"id": self._id(f"retry-{frame.get('uuid')}"), "kind": "note", "level": "info",
@@ -83,11 +90,46 @@ class ClaudeProjector:
             elif block.get("type") == "thinking":
                 ops.append(("upsert", self._text_item(message_id, block, "thinking", parent)))
             elif block.get("type") == "tool_use":
+                tool_input = block.get("input") or {}
+                self._tool_inputs[block.get("id")] = tool_input
                 ops.append(("upsert", {"id": self._id(block.get("id", f"tool-{index}")), "kind": "tool",
                                        "toolUseId": block.get("id"), "name": block.get("name"),
-                                       "input": block.get("input") or {}, "output": None, "state": "running",
+                                       "input": tool_input, "output": None, "state": "running",
                                        "parentToolUseId": parent}))
+                if block.get("name") in DELEGATING_TOOLS:
+                    # A delegated agent: an item of its own; its frames name this tool_use as parent.
+                    self._agents.add(block.get("id"))
+                    ops.append(("upsert", {"id": self._id(f"sub-{block.get('id')}"), "kind": "subagent",
+                                           "toolUseId": block.get("id"),
+                                           "description": tool_input.get("description") or "",
+                                           "subagentType": tool_input.get("subagent_type"), "status": "running",
+                                           "parentToolUseId": parent}))
         return ops
+
+    def _task(self, frame: dict) -> list[tuple]:
+        """Claude Code's background work (a subagent, a background shell) starting and ending."""
+        tool_use_id, task_id = frame.get("tool_use_id"), frame.get("task_id")
+        subtype = frame["subtype"]
+        if subtype == "task_started":
+            if frame.get("task_type") == "local_agent":
+                self._agents.add(tool_use_id)
+                return [("upsert", {"id": self._id(f"sub-{tool_use_id}"), "kind": "subagent",
+                                    "toolUseId": tool_use_id, "taskId": task_id, "status": "running"})]
+            self._shells[task_id] = self._id(f"task-{task_id}")
+            return [("upsert", {"id": self._shells[task_id], "kind": "task", "taskId": task_id,
+                                "toolUseId": tool_use_id, "taskType": frame.get("task_type"),
+                                "description": frame.get("description") or "",
+                                "command": (self._tool_inputs.get(tool_use_id) or {}).get("command"),
+                                "status": "running"})]
+        reported = (frame.get("patch") or {}).get("status") if subtype == "task_updated" else frame.get("status")
+        status = TASK_STATUS.get(reported, "running")
+        if status == "running":
+            return []
+        if tool_use_id in self._agents:
+            return [("upsert", {"id": self._id(f"sub-{tool_use_id}"), "kind": "subagent", "status": status})]
+        if task_id in self._shells:
+            return [("upsert", {"id": self._shells[task_id], "kind": "task", "status": status})]
+        return []
 
     def _text_item(self, message_id: str, block: dict, kind: str, parent) -> dict:
         # One assistant frame per content block; the stream's item for the same block is completed.
@@ -181,6 +223,17 @@ class ClaudeProjector:
 
 
 OUTPUT_CHARS = 64 * 1024  # of a command's streamed output, kept while it runs
+
+
+DELEGATING_TOOLS = ("Task", "Agent")  # Claude Code's tools that start a subagent
+TASK_STATUS = {"completed": "done", "failed": "error", "killed": "stopped", "stopped": "stopped",
+               "running": "running", None: "running"}
+
+
+def _background(task: dict) -> dict:
+    """One entry of what still runs in the background, as info.background lists it."""
+    return {"taskId": task.get("task_id"), "kind": "subagent" if task.get("task_type") == "local_agent" else "task",
+            "description": task.get("description") or ""}
 
 
 class CodexProjector:

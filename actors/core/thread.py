@@ -33,7 +33,7 @@ def new_info(chat_id: str, provider: str, cwd: str, model: str | None, runtime_m
         "selection": {"model": model, "options": {}}, "runtimeMode": runtime_mode, "status": "idle",
         "running": False, "activeTurnId": None, "slashCommands": [], "queue": [], "queuePaused": False,
         "usage": {"contextTokens": 0, "contextWindow": None, "costUsd": 0, "turns": 0},
-        "requests": [], "createdAt": now_ms(),
+        "requests": [], "background": [], "createdAt": now_ms(),
     }
 
 
@@ -153,7 +153,9 @@ class Thread:
                 continue
             if item.get("streaming"):
                 events += self.upsert({**item, "streaming": False})
-            if item["kind"] == "tool" and item.get("state") == "running":
+            if item["kind"] == "tool" and item.get("state") == "running" and \
+                    (process_gone or not item.get("parentToolUseId")):
+                # A subagent's tools go on after the turn that started it (it runs in the background).
                 events += self.upsert({**item, "state": "error"})
         if state == "aborted" or process_gone:
             events += self.cancel_requests()
@@ -166,6 +168,17 @@ class Thread:
         if cost:
             self.info["usage"]["costUsd"] = round(self.info["usage"]["costUsd"] + cost, 6)
         return events + self.refresh_info()
+
+    def stop_background(self) -> list[dict]:
+        """The CLI is gone: its subagents and background shells went with it."""
+        events: list[dict] = []
+        for item_id in list(self.order):
+            item = self.items[item_id]
+            if item["kind"] in ("subagent", "task") and item.get("status") == "running":
+                events += self.upsert({**item, "status": "stopped"})
+        if self.info.get("background"):
+            events += self.set_info(background=[])
+        return events
 
     def cancel_requests(self) -> list[dict]:
         events = []
@@ -204,6 +217,7 @@ class Thread:
             if item["kind"] == "tool" and item.get("state") == "running":
                 events += self.upsert({**item, "state": "error"})
         events += self.cancel_requests()
+        events += self.stop_background()
         self.info["running"] = False
         return events + self.refresh_info()
 

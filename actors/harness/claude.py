@@ -197,6 +197,11 @@ class ClaudeDriver:
         elif kind == "system" and frame.get("subtype") == "init":
             # system/init (not initialize) lists the interrupt and lifecycle capabilities.
             self._learn_capabilities(frame.get("capabilities"))
+            if not self._turn_running:
+                # A turn nobody sent a message for: Claude Code starts one by itself when
+                # background work (a subagent, a background shell) ends, to report on it.
+                self._turn_running = self._turn_active = True
+                found.append(fx.TurnStarted())
             if isinstance(frame.get("model"), str):
                 found.append(fx.ModelInUse(frame["model"]))
         elif kind == "result":

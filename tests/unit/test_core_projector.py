@@ -400,3 +400,49 @@ def test_codex_notifications_it_does_not_render_make_no_items():
         "thread/started", "turn/started", "turn/completed", "thread/tokenUsage/updated", "configWarning")
         or (f.get("method", "").startswith("item/") and (f["params"].get("item") or {}).get("type") == "userMessage")]
     assert frames and ops(CodexProjector("g"), frames) == []
+
+
+# ---- Claude Code: delegated agents and background shells --------------------------------------
+
+def test_claude_a_delegated_agent_is_an_item_with_its_own_tool_calls_grouped_under_it():
+    projector = ClaudeProjector("g")
+    frames = claude_frames("subagent")
+    thread = thread_from(projector, frames)
+    [task_tool] = [i for i in of_kind(thread, "tool") if i["name"] == "Task"]
+    [agent] = of_kind(thread, "subagent")
+    assert agent["toolUseId"] == task_tool["toolUseId"] and agent["description"] == "say hello from a subagent"
+    assert agent["subagentType"] == "general-purpose" and agent["taskId"] and agent["status"] == "done"
+    [bash] = [i for i in of_kind(thread, "tool") if i["name"] == "Bash"]
+    assert bash["parentToolUseId"] == task_tool["toolUseId"] and bash["state"] == "done" and bash["output"] == "sub-hello"
+    said = [i for i in of_kind(thread, "assistant") if i.get("parentToolUseId") == task_tool["toolUseId"]]
+    assert [i["text"] for i in said] == ["SUB-DONE"]  # the agent's own words, apart from the parent's
+    assert thread.info["background"] == []  # nothing runs any more at the end
+
+
+def test_claude_background_work_is_listed_while_it_runs_and_gone_when_it_ended():
+    frames = claude_frames("subagent")
+    until_started = next(n for n, f in enumerate(frames) if f.get("subtype") == "task_started") + 1
+    thread = thread_from(ClaudeProjector("g"), frames[:until_started])
+    assert thread.info["background"] == [{"taskId": of_kind(thread, "subagent")[0]["taskId"], "kind": "subagent",
+                                          "description": "say hello from a subagent"}]
+    assert of_kind(thread, "subagent")[0]["status"] == "running"
+
+
+def test_claude_a_background_shell_is_a_task_item_with_its_command_and_end():
+    thread = thread_from(ClaudeProjector("g"), claude_frames("background_bash"))
+    [task] = of_kind(thread, "task")
+    assert task["command"] == "sleep 2; echo bg-done" and task["taskType"] == "local_bash"
+    assert task["description"] == "Wait and report" and task["status"] == "done"
+
+
+def test_a_turn_ending_leaves_a_subagents_running_tools_running_and_a_dead_cli_stops_them():
+    thread = Thread(new_info("c1", "claude", "/tmp", None, "full-access"))
+    thread.open_turn("t1")
+    thread.upsert({"id": "sub-tool", "kind": "tool", "state": "running", "parentToolUseId": "toolu_task"})
+    thread.upsert({"id": "own-tool", "kind": "tool", "state": "running", "parentToolUseId": None})
+    thread.upsert({"id": "agent", "kind": "subagent", "status": "running", "toolUseId": "toolu_task"})
+    thread.end_turn("done")
+    assert thread.item("sub-tool")["state"] == "running" and thread.item("own-tool")["state"] == "error"
+    thread.set_info(background=[{"taskId": "a1", "kind": "subagent", "description": ""}])
+    thread.stop_background()
+    assert thread.item("agent")["status"] == "stopped" and thread.info["background"] == []

@@ -497,3 +497,12 @@ def test_a_retried_model_request_is_an_effect_with_its_attempt_status_and_error(
     retries = run.effects(fx.Retry)
     assert retries[:2] == [fx.Retry(1, 10, 529, "overloaded"), fx.Retry(2, 10, 529, "overloaded")]
     assert run.effects(fx.TurnEnded)  # the turn still ends: a retry does not end it
+
+
+def test_a_turn_the_cli_starts_by_itself_after_background_work_ends_is_a_turn():
+    # The subagent ends after the parent's turn did; Claude Code then starts a turn of its own
+    # (system/init, no message of ours) to report on it: the session is running, not idle.
+    run = replay("subagent")
+    assert len(run.effects(fx.TurnStarted)) == 2 and len(run.effects(fx.TurnEnded)) == 2
+    second_init = [n for n, s in enumerate(run.steps) if s.frame.get("subtype") == "init"][1]
+    assert fx.TurnStarted() in run.steps[second_init].effects
