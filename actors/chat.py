@@ -329,12 +329,46 @@ class Chat(pykka.ThreadingActor):
         self.durable.emit(self.durable.thread.upsert({**item, "state": "dismissed"}))
         return {}
 
-    def cancel(self) -> dict:
+    def cancel(self, subagents: bool = False) -> dict:
         self.durable.info["queuePaused"] = True
         self.durable.emit(self.durable.thread.refresh_info())
         if self.durable.thread.busy():
             self._stop_turn()
+        if subagents:
+            for item in self._running("subagent"):
+                self._stop_background(item)
         return {}
+
+    def stop_task(self, task_id: str) -> dict:
+        """Ends a background task (a background shell) of the chat's CLI."""
+        item = next((i for i in self._running("task") if i.get("taskId") == task_id), None)
+        if item is None:
+            raise ChatError("request-not-found", f"No background task {task_id} is running")
+        self._stop_background(item)
+        return {}
+
+    def stop_subagent(self, subagent_id: str) -> dict:
+        """Ends a delegated agent where the CLI can; otherwise it is marked stopped (the seed's rule)."""
+        item = next((i for i in self._running("subagent") if subagent_id in (i["id"], i.get("taskId"))), None)
+        if item is None:
+            raise ChatError("request-not-found", f"No subagent {subagent_id} is running")
+        self._stop_background(item)
+        return {}
+
+    def _running(self, kind: str) -> list[dict]:
+        return [item for item in self.durable.thread.snapshot()["items"]
+                if item["kind"] == kind and item.get("status") == "running"]
+
+    def _stop_background(self, item: dict) -> None:
+        stop = getattr(self.link.driver, "stop_task_frames", None) if self.link.running else None
+        if stop is None or not item.get("taskId"):
+            if item["kind"] == "task":
+                raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot stop one background task from here")
+            # No way to end it in the CLI: it is marked stopped, and its later output is its own.
+            self.durable.emit(self.durable.thread.upsert({**item, "status": "stopped"}))
+            return
+        self._log("task.stop", task=item["taskId"], kind=item["kind"])
+        self.link.write(stop(item["taskId"]))
 
     def clear(self, force: bool = False) -> dict:
         if self.durable.thread.busy() and not force:

@@ -145,6 +145,23 @@ class MockAnthropic(ScriptedServer):
     def __init__(self, script=(), reject_models=()):
         super().__init__(script)
         self.reject_models = set(reject_models)
+        self._routes: list[tuple[str, list]] = []
+
+    def route(self, marker: str, *replies) -> None:
+        """Replies for a conversation whose first message holds ``marker`` (a subagent's, told
+        apart by its prompt), in order; it runs beside the main script, not in it."""
+        self._routes.append((marker, list(replies)))
+
+    def _take(self, body):
+        messages = body.get("messages") or [{}]
+        first = json.dumps(messages[0].get("content") if isinstance(messages[0], dict) else messages[0])
+        for marker, replies in self._routes:
+            if marker in first and replies:
+                with self._lock:
+                    self.requests.append(body)
+                    self._lock.notify_all()
+                    return replies.pop(0)
+        return super()._take(body)
 
     def _default_reply(self):
         return text_reply(DEFAULT_TEXT)

@@ -168,7 +168,16 @@ class CoreService:
         return _get(self._chat(payload).dismiss(_text(payload, "itemId", limit=300)))
 
     def do_chat_cancel(self, payload, client):
-        return _get(self._chat(payload).cancel())
+        subagents = payload.get("subagents", False)
+        if not isinstance(subagents, bool):
+            raise ChatError("bad-request", "`subagents` must be true or false")
+        return _get(self._chat(payload).cancel(subagents))
+
+    def do_chat_stopTask(self, payload, client):
+        return _get(self._chat(payload).stop_task(_text(payload, "taskId", limit=200)))
+
+    def do_chat_stopSubagent(self, payload, client):
+        return _get(self._chat(payload).stop_subagent(_text(payload, "subagentId", limit=300)))
 
     def do_chat_clear(self, payload, client):
         return _get(self._chat(payload).clear(payload.get("force") is True))

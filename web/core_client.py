@@ -127,6 +127,12 @@ class Chats:
     def cancel(self, chat_id: str, subagents: bool = False):
         return self._c.request("chat.cancel", {"chatId": chat_id, "subagents": subagents})
 
+    def stop_task(self, chat_id: str, task_id: str):
+        return self._c.request("chat.stopTask", {"chatId": chat_id, "taskId": task_id})
+
+    def stop_subagent(self, chat_id: str, subagent_id: str):
+        return self._c.request("chat.stopSubagent", {"chatId": chat_id, "subagentId": subagent_id})
+
     def clear(self, chat_id: str, force: bool = False):
         return self._c.request("chat.clear", {"chatId": chat_id, "force": force})
 

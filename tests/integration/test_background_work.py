@@ -1,0 +1,92 @@
+"""Delegated work made visible and stoppable, on the real Claude Code CLI: a subagent's item
+with its own tool grouped under it; a background shell that outlives its turn, listed in
+info.background, ended by chat.stopTask with nothing left behind; chat.cancel {subagents}; and
+a clear refusal where a CLI cannot stop a task from here (Codex)."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.integration.daemon import wait_until
+from tests.mock_anthropic import text_reply, tool_use_reply
+from web.core_client import CoreConnection, CoreRequestError
+
+SUB_PROMPT = "SUBAGENT-WORK: run echo sub-hello, then say SUB-DONE."
+
+
+@pytest.fixture
+def core(daemon):
+    with CoreConnection(daemon.control_origin) as connection:
+        yield connection
+
+
+def items(core, chat_id: str, kind: str) -> list[dict]:
+    return [i for i in core.chats.history(chat_id, limit=100)["items"] if i["kind"] == kind]
+
+
+def sleepers(marker: str) -> str:
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_subagent_is_an_item_with_its_tool_grouped_under_it_and_the_report_turn_follows(core, mock, stack):
+    mock.add(tool_use_reply("Task", {"description": "say hello from a subagent", "prompt": SUB_PROMPT,
+                                     "subagent_type": "general-purpose"}),
+             text_reply("The agent is working on it."), text_reply("The agent said SUB-DONE."))
+    mock.route(SUB_PROMPT, tool_use_reply("Bash", {"command": "echo sub-hello", "description": "Say hello"}),
+               text_reply("SUB-DONE"))
+    core.chats.create("deleg", provider="claude", cwd=str(stack / "project"))
+    core.chats.send("deleg", "delegate the greeting")
+    wait_until(lambda: any(i["text"] == "The agent said SUB-DONE." for i in items(core, "deleg", "assistant")),
+               timeout=60, what="the turn Claude Code starts by itself to report")
+    [agent] = items(core, "deleg", "subagent")
+    assert agent["status"] == "done" and agent["description"] == "say hello from a subagent"
+    [bash] = [t for t in items(core, "deleg", "tool") if t["name"] == "Bash"]
+    assert bash["parentToolUseId"] == agent["toolUseId"] and bash["output"] == "sub-hello"
+    turns = items(core, "deleg", "turn")
+    assert [t.get("origin") for t in turns] == ["user", "cli"] and all(t["state"] == "done" for t in turns)
+    assert core.chats.list()[0]["background"] == []
+
+
+def test_a_background_shell_outlives_its_turn_and_chat_stop_task_ends_it(core, mock, stack):
+    marker = "sleep 37.5"
+    mock.add(tool_use_reply("Bash", {"command": f"{marker}; echo never", "description": "Long wait",
+                                     "run_in_background": True}),
+             text_reply("Started it."), text_reply("It was stopped."))
+    core.chats.create("bg", provider="claude", cwd=str(stack / "project"))
+    core.chats.send("bg", "run it in the background")
+    wait_until(lambda: any(t["state"] == "done" for t in items(core, "bg", "turn")), timeout=60, what="the turn")
+    [task] = items(core, "bg", "task")
+    assert task["status"] == "running" and task["command"].startswith(marker)
+    info = next(i for i in core.chats.list() if i["chatId"] == "bg")
+    assert info["background"] == [{"taskId": task["taskId"], "kind": "task", "description": "Long wait"}]
+    assert sleepers(marker)
+    core.chats.stop_task("bg", task["taskId"])
+    wait_until(lambda: items(core, "bg", "task")[0]["status"] == "stopped", what="the task stopped")
+    wait_until(lambda: not sleepers(marker), what="its process gone")
+    wait_until(lambda: next(i for i in core.chats.list() if i["chatId"] == "bg")["background"] == [],
+               what="nothing left in the background")
+    with pytest.raises(CoreRequestError) as gone:
+        core.chats.stop_task("bg", task["taskId"])
+    assert gone.value.code == "request-not-found"
+
+
+def test_chat_cancel_with_subagents_ends_the_agents_the_chat_opened(core, mock, stack):
+    mock.add(tool_use_reply("Task", {"description": "a slow helper", "prompt": SUB_PROMPT,
+                                     "subagent_type": "general-purpose"}),
+             text_reply("It is on its way."), text_reply("Noted."))
+    mock.route(SUB_PROMPT, text_reply(*["slow "] * 100, delay=0.2))
+    core.chats.create("cancel", provider="claude", cwd=str(stack / "project"))
+    core.chats.send("cancel", "delegate something slow")
+    wait_until(lambda: any(a.get("taskId") for a in items(core, "cancel", "subagent")), timeout=60,
+               what="the subagent running")
+    core.chats.cancel("cancel", subagents=True)
+    wait_until(lambda: items(core, "cancel", "subagent")[0]["status"] == "stopped", timeout=30,
+               what="the subagent stopped")
+
+
+def test_codex_refuses_to_stop_a_task_it_has_not_got(core, openai, stack):
+    core.chats.create("cx", provider="codex", cwd=str(stack / "project"))
+    with pytest.raises(CoreRequestError) as refused:
+        core.chats.stop_task("cx", "nothing-runs")
+    assert refused.value.code == "request-not-found"
