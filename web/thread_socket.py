@@ -16,7 +16,8 @@ Frames to the page:
 
 Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approve {requestId,
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
-in the chat core's words (the projector turns them into the CLI's own answer).
+in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
+{taskId}`` and ``stopSubagent {subagentId}`` for background work.
 """
 from __future__ import annotations
 
@@ -110,16 +111,20 @@ def _answer_refused(command, text: str, session_id) -> bytes:
 def _settle(chat, command: dict, sink) -> None:
     """An approval or a question answered in the core's words: asked, so a refusal (answered
     already, withdrawn) goes back to this page naming the request."""
+    named = {"requestId": command["requestId"]} if "requestId" in command else {}
     try:
         if command["type"] == "approve":
             chat.approve(command["requestId"], command["decision"], command.get("message")).get(timeout=ASK_TIMEOUT)
-        else:
+        elif command["type"] == "answer":
             chat.answer(command["requestId"], command["answers"]).get(timeout=ASK_TIMEOUT)
+        elif command["type"] == "stopTask":
+            chat.stop_task(command["taskId"]).get(timeout=ASK_TIMEOUT)
+        else:
+            chat.stop_subagent(command["subagentId"]).get(timeout=ASK_TIMEOUT)
     except ChatError as exc:
-        sink.push(frame({"type": "error", "requestId": command["requestId"], "message": str(exc)}))
-    except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may answer again
-        sink.push(frame({"type": "error", "requestId": command["requestId"],
-                         "message": f"the answer was not taken ({type(exc).__name__}); answer again"}))
+        sink.push(frame({"type": "error", **named, "message": str(exc)}))
+    except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may ask again
+        sink.push(frame({"type": "error", **named, "message": f"not taken ({type(exc).__name__}); try again"}))
 
 
 def _parse(message):
@@ -129,6 +134,11 @@ def _parse(message):
     except (ValueError, RecursionError):
         value = None
     kind = value.get("type") if isinstance(value, dict) else None
+    if kind in ("stopTask", "stopSubagent"):
+        field = "taskId" if kind == "stopTask" else "subagentId"
+        if not isinstance(value.get(field), str) or not value[field] or len(value[field]) > 300:
+            raise CommandError(f"{kind} needs the {field} of what to stop")
+        return {"type": kind, field: value[field]}
     if kind not in ("approve", "answer"):
         command = parse_command(message)
         if not isinstance(command, (Send, Interrupt)):

@@ -30,6 +30,7 @@ export class Transcript {
     this.items = new Map();
     this.order = [];
     this.position = new Map(); // item id -> its index in order
+    this.agents = new Map(); // a subagent's toolUseId -> its item id
     this.turnUsers = new Map(); // turn id -> ids of its user items
     this.seq = snapshot.seq || 0;
     if (snapshot.info) this.info = snapshot.info;
@@ -69,6 +70,10 @@ export class Transcript {
       // The agent's first answer in a turn shows its messages were taken up ("started").
       const users = this.turnUsers.get(item.turnId);
       if (item.kind === "user") this.turnUsers.set(item.turnId, [...(users || []), item.id]);
+      if (item.kind === "subagent" && item.toolUseId) {
+        this.agents.set(item.toolUseId, item.id);
+        this.sorted = null;
+      }
       else if (users && item.kind !== "turn") for (const id of users) this.changed.add(id);
     }
     this.items.set(item.id, { ...item });
@@ -82,6 +87,9 @@ export class Transcript {
   _bump(id) {
     this.changed.add(id);
     const item = this.items.get(id);
+    // A delegated agent's own items are shown inside its card: the card changes with them.
+    const agent = item?.parentToolUseId && this.agents?.get(item.parentToolUseId);
+    if (agent) this.changed.add(agent);
     // An approval is shown inside its tool call: the call's card changes with it.
     if (item?.kind === "approval" && item.toolUseId) {
       const tool = this._toolFor(item.toolUseId);
@@ -176,6 +184,9 @@ export class Transcript {
     this.order.forEach((id, position) => {
       const item = this.items.get(id);
       if (item.kind === "turn") return; // a turn shows as its items (and, interrupted, a line after them)
+      // A delegated agent's own items, and the tool call that started it, are shown in its card.
+      if (item.parentToolUseId && this.agents.has(item.parentToolUseId)) return;
+      if (item.kind === "tool" && this.agents.has(item.toolUseId)) return;
       if (item.kind === "tool" && item.toolUseId) toolUses.add(item.toolUseId);
       if (item.kind === "approval" && toolUses.has(item.toolUseId)) return; // shown in its tool call
       entries.push([position, id, { id }]);
@@ -214,11 +225,35 @@ export class Transcript {
       case "question": return this._questionView(item);
       case "note":
         return { key: item.id, kind: item.level === "error" ? "error" : "notice", text: item.text || "" };
+      case "subagent":
+        return { key: item.id, kind: "subagent", id: item.id, taskId: item.taskId, description: item.description || "",
+                 subagentType: item.subagentType, status: item.status || "running", children: this._childrenOf(item) };
+      case "task":
+        return { key: item.id, kind: "task", taskId: item.taskId, description: item.description || "",
+                 command: item.command || "", status: item.status || "running" };
       case "compaction":
         return { key: item.id, kind: "notice", text: "The conversation was compacted." };
       default:
         return { key: item.id, kind: "hidden" }; // turns, and kinds this panel does not show
     }
+  }
+
+  /** A delegated agent's own items, in order, as the panel shows them. */
+  _childrenOf(agent) {
+    const children = [];
+    for (const id of this.order) {
+      const item = this.items.get(id);
+      if (item.parentToolUseId === agent.toolUseId && item.id !== agent.id) {
+        const view = this._view({ id });
+        if (view.kind !== "hidden") children.push(view);
+      }
+    }
+    return children;
+  }
+
+  /** What still runs in the background (info.background): subagents and shells. */
+  background() {
+    return Array.isArray(this.info?.background) ? this.info.background : [];
   }
 
   _userView(key, item) {

@@ -95,6 +95,8 @@ export class Panel {
       approve: (item, decision) => this.answer(item, { type: "approve", requestId: item.requestId, decision,
         ...(decision === "deny" ? { message: "The person denied this in the devhost panel." } : {}) }, decision),
       answer: (item, answers) => this.answer(item, { type: "answer", requestId: item.requestId, answers }, "answered"),
+      stopTask: (item) => this.command({ type: "stopTask", taskId: item.taskId }),
+      stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
     });
     this.view.onScrolled = () => this._saveScrollSoon();
     this.composer = new Composer({
@@ -514,6 +516,10 @@ export class Panel {
     }
   }
 
+  command(frame) {
+    if (!this.connection?.send(frame)) this.hint("Not connected; try again once it reconnects.");
+  }
+
   interrupt() {
     if (!this.connection?.send({ type: "interrupt" })) this.hint("Not connected; the interrupt was not sent.");
   }
@@ -641,7 +647,9 @@ export class Panel {
     const u = this.ui;
     const status = this.session?.status || "none";
     u.badge.dataset.status = status;
-    u.badge.textContent = STATUS_TEXT[status] || status;
+    const background = this.transcript.background().length;
+    // Idle with work still running in the background (a subagent, a shell): the badge says so.
+    u.badge.textContent = (STATUS_TEXT[status] || status) + (background ? ` · ${background} in background` : "");
     u.launcher.dataset.status = status;
     const conversation = this.store?.conversation;
     if (!conversation) return;

@@ -198,6 +198,28 @@ const RENDERERS = {
     return form;
   },
 
+  subagent: (item, actions) => {
+    // A delegated agent: a collapsible transcript of its own, with its live status.
+    const running = item.status === "running";
+    const node = el("details", { class: "item subagent", dataset: { status: item.status }, open: running },
+      el("summary", { class: "tool-head" }, el("strong", {}, "Agent"),
+        el("span", { class: "summary" }, item.description || item.subagentType || "a delegated agent"),
+        el("span", { class: "state" }, running ? "working…" : item.status),
+        running ? el("button", { type: "button", class: "plain stop-agent", title: "Stop this agent",
+                                 onclick: (event) => { event.preventDefault(); actions.stopSubagent(item); } }, "Stop")
+          : null),
+      el("div", { class: "children" }, item.children.map((child) => renderItem(child, actions))));
+    return node;
+  },
+
+  task: (item, actions) => el("div", { class: "item task", dataset: { status: item.status } },
+    el("span", { class: "label" }, "Background"),
+    el("span", { class: "summary" }, item.description || oneLine(item.command)),
+    item.command ? el("code", {}, oneLine(item.command)) : null,
+    el("span", { class: "state" }, item.status === "running" ? "running…" : item.status),
+    item.status === "running" ? el("button", { type: "button", class: "plain stop-task", title: "Stop this task",
+                                               onclick: () => actions.stopTask(item) }, "Stop") : null),
+
   error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
   notice: (item) => el("div", { class: "item notice" }, item.text),
   hidden: () => el("div", { class: "item hidden", hidden: true }),
