@@ -355,6 +355,18 @@ class Chat(pykka.ThreadingActor):
         self._stop_background(item)
         return {}
 
+    def subagent_source(self, subagent_id: str) -> dict:
+        """Where a delegated agent's own conversation is: the CLI's session and the agent's id
+        (its task id), for reading its transcript at the edge."""
+        item = next((i for i in self.durable.thread.snapshot()["items"] if i["kind"] == "subagent"
+                     and subagent_id in (i["id"], i.get("taskId"))), None)
+        if item is None:
+            raise ChatError("request-not-found", f"No subagent {subagent_id} in chat {self._id}")
+        if self._harness.HARNESS_ID != "claude-code" or not item.get("taskId") or not self.link.native_id:
+            raise ChatError("chat-unsupported", f"{self._harness.LABEL} keeps no transcript of this agent to read")
+        return {"native": self.link.native_id, "agent": item["taskId"], "status": item.get("status"),
+                "subagentId": item["id"]}
+
     def _running(self, kind: str) -> list[dict]:
         return [item for item in self.durable.thread.snapshot()["items"]
                 if item["kind"] == kind and item.get("status") == "running"]

@@ -153,14 +153,29 @@ def claude_transcript(session_id: str, env: dict) -> str | None:
     return matches[0] if matches else None
 
 
-def claude_items(path: str) -> list[dict]:
+def claude_subagent_transcript(session_id: str, agent_id: str, env: dict) -> str | None:
+    """Where Claude Code writes a subagent's own conversation: beside its session's transcript,
+    ``<session id>/subagents/agent-<agent id>.jsonl`` (the agent id is the task id)."""
+    if not session_id or not agent_id or any(c in session_id + agent_id for c in "/\\") or \
+            session_id.startswith(".") or agent_id.startswith("."):
+        return None
+    matches = glob(os.path.join(glob_escape(claude_dir(env)), "projects", "*", glob_escape(session_id), "subagents",
+                                f"agent-{glob_escape(agent_id)}.jsonl"))
+    return matches[0] if matches else None
+
+
+def claude_items(path: str, sidechain: bool = False) -> list[dict]:
     """A Claude Code transcript as a chat's items: each message of the person opens a turn;
-    the agent's text, thinking and tool calls (with their results) follow in it."""
+    the agent's text, thinking and tool calls (with their results) follow in it. ``sidechain``:
+    the file is a subagent's own (its prompt is its first message)."""
     builder = _Builder()
     projector = ClaudeProjector("saved")
     for record in _records(path):
-        if record.get("isSidechain"):
+        builder.at = _ms(record.get("timestamp")) or builder.at
+        if record.get("isSidechain") and not sidechain:
             continue  # a subagent's own conversation, not this one's
+        if sidechain:
+            record = {**record, "isSidechain": False}  # a subagent's file: its records are its own
         text = _claude_user_text(record)
         if text is not None:
             builder.user(text)
@@ -249,6 +264,7 @@ def codex_items(path: str) -> list[dict]:
     agent's messages, commands and file changes follow in it."""
     builder = _Builder()
     for record in _records(path):
+        builder.at = _ms(record.get("timestamp")) or builder.at
         text = _codex_user_text(record)
         if text is not None:
             builder.user(text)
@@ -290,12 +306,16 @@ def codex_items(path: str) -> list[dict]:
 # ---- shared -----------------------------------------------------------------------------------
 
 class _Builder:
-    """Items in turns, the way a chat holds them (actors/core/thread.py)."""
+    """Items in turns, the way a chat holds them (actors/core/thread.py), timed by the
+    transcript's own records (``at``), so reading the same file twice gives the same items."""
 
     def __init__(self):
         self.thread = Thread(new_info("saved", "saved", "/", None, "full-access"))
         self.turn = None
         self.count = 0
+        self.at = 0  # the time (ms) of the record being read
+        self._times: dict[str, int] = {}
+        self._ends: dict[str, int] = {}
 
     def user(self, text: str) -> None:
         self.end("done")
@@ -303,19 +323,28 @@ class _Builder:
         self.turn = f"turn-saved-{self.count}"
         self.thread.open_turn(self.turn)
         self.thread.add_user(self.turn, text, f"user-saved-{self.count}")
+        self._times.setdefault(self.turn, self.at)
+        self._times.setdefault(f"user-saved-{self.count}", self.at)
 
     def item(self, item: dict) -> None:
         self.count += 1
         self.thread.upsert(item)
+        self._times.setdefault(item["id"], self.at)
 
     def end(self, state: str) -> None:
         if self.turn is not None:
             self.thread.end_turn(state)
+            self._ends[self.turn] = self.at
             self.turn = None
 
     def done(self) -> list[dict]:
         self.end("done")
-        return self.thread.snapshot()["items"]
+        items = self.thread.snapshot()["items"]
+        for item in items:
+            item["createdAt"] = self._times.get(item["id"], 0)
+            if item["kind"] == "turn":
+                item["endedAt"] = self._ends.get(item["id"])
+        return items
 
 
 def _mtime(path: str) -> float:

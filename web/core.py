@@ -9,7 +9,11 @@ gets 403. Codes: ``bad-request`` (unreadable frame or payload), ``unknown-reques
 from __future__ import annotations
 
 import json
+import os
+import time
 import unicodedata
+
+import gevent
 
 import pykka
 
@@ -17,6 +21,7 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.messages import ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
+from storage.saved_conversations import claude_items, claude_subagent_transcript
 from web.sinks import SocketSink, abort, write_live
 from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 
@@ -173,6 +178,34 @@ class CoreService:
             raise ChatError("bad-request", "`subagents` must be true or false")
         return _get(self._chat(payload).cancel(subagents))
 
+    def do_chat_subagent(self, payload, client):
+        """A delegated agent's own conversation, read from the CLI's transcript, a page at a time;
+        ``watch`` (on a socket) sends chat.subagentChanged as it grows."""
+        chat_id = _chat_id(payload)
+        cursor, limit = payload.get("cursor", 0), payload.get("limit", SUBAGENT_PAGE)
+        if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+            raise ChatError("bad-request", "`cursor` must be a position (0 or more) a previous page gave")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+            raise ChatError("bad-request", "`limit` must be 1..100")
+        watch = payload.get("watch", False)
+        if not isinstance(watch, bool):
+            raise ChatError("bad-request", "`watch` must be true or false")
+        source = _get(self._chat(payload).subagent_source(_text(payload, "subagentId", limit=300)))
+        items = _subagent_items(source)
+        page = items[cursor:cursor + limit]
+        answer = {"subagentId": source["subagentId"], "status": source["status"], "items": page,
+                  "total": len(items), **({"nextCursor": cursor + len(page)} if cursor + len(page) < len(items) else {})}
+        if watch:
+            if client is None:
+                raise ChatError("bad-request", "watch streams events: use the WebSocket /__devhost__/ws/core")
+            key = (chat_id, source["subagentId"])
+            if key not in client.watching:
+                if len(client.watching) >= MAX_WATCHED:
+                    raise ChatError("bad-request", f"a client may watch at most {MAX_WATCHED} subagents at once")
+                from actors.guard import spawn_logged
+                client.watching[key] = spawn_logged(_watch_subagent, self, client, chat_id, source, len(items))
+        return answer
+
     def do_chat_stopTask(self, payload, client):
         return _get(self._chat(payload).stop_task(_text(payload, "taskId", limit=200)))
 
@@ -200,11 +233,18 @@ def _get(future, timeout: float = ASK_TIMEOUT):
 
 
 class CoreClient:
-    """One connected WebSocket client: its sink and the chats it attached to."""
+    """One connected WebSocket client: its sink, the chats it attached to, and the subagent
+    transcripts it watches."""
 
     def __init__(self, sink: SocketSink):
         self.sink = sink
         self.attached: dict[str, int] = {}
+        self.watching: dict[tuple[str, str], object] = {}  # (chat id, subagent id) -> its watcher
+
+    def stop_watching(self) -> None:
+        for watcher in self.watching.values():
+            watcher.kill(block=False)
+        self.watching.clear()
 
 
 def encode(message) -> list[bytes]:
@@ -220,6 +260,46 @@ def encode(message) -> list[bytes]:
 
 def _frame(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
+
+
+SUBAGENT_PAGE = 50
+MAX_WATCHED = 8  # subagents one client may watch at once
+WATCH_POLL = 0.5  # seconds between looks at a watched transcript
+WATCH_LIMIT = 30 * 60.0  # a watch ends after this long, whatever happens
+
+
+def _subagent_items(source: dict) -> list[dict]:
+    """The agent's items, read from the CLI's file on the hub's threadpool ([] until it exists)."""
+    def read():
+        path = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ))
+        return claude_items(path, sidechain=True) if path else []
+    return gevent.get_hub().threadpool.apply(read)
+
+
+def _watch_subagent(service: CoreService, client: CoreClient, chat_id: str, source: dict, seen: int) -> None:
+    """Sends chat.subagentChanged with the items a watched agent's transcript gained, until the
+    agent ended and its file stopped growing, the client left, or WATCH_LIMIT passed."""
+    started, quiet = time.monotonic(), 0
+    try:
+        while not client.sink.closed and time.monotonic() - started < WATCH_LIMIT:
+            gevent.sleep(WATCH_POLL)
+            items = _subagent_items(source)
+            status = _get(service.registry.chat(chat_id).get(timeout=ASK_TIMEOUT).subagent_source(
+                source["subagentId"]))["status"]
+            if len(items) > seen or status != source["status"]:
+                client.sink.push(_frame({"type": "event", "event": "chat.subagentChanged", "payload": {
+                    "chatId": chat_id, "subagentId": source["subagentId"], "status": status,
+                    "items": items[seen:], "total": len(items)}}))
+                seen, source = len(items), {**source, "status": status}
+                quiet = 0
+            elif status != "running":
+                quiet += 1
+                if quiet >= 2:
+                    return  # it ended, and its file says nothing more
+    except ChatError:
+        return  # the chat or the agent is gone
+    finally:
+        client.watching.pop((chat_id, source["subagentId"]), None)
 
 
 def serve_core_socket(ws, service: CoreService) -> None:
@@ -251,6 +331,7 @@ def serve_core_socket(ws, service: CoreService) -> None:
         daemon_log(f"core socket ended: {exc!r}")
     finally:
         service.clients.remove(sink)
+        client.stop_watching()
         for chat_id, subscriber in client.attached.items():
             try:
                 service.registry.chat(chat_id).get(timeout=5).core_detach(subscriber)

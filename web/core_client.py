@@ -130,6 +130,10 @@ class Chats:
     def stop_task(self, chat_id: str, task_id: str):
         return self._c.request("chat.stopTask", {"chatId": chat_id, "taskId": task_id})
 
+    def subagent(self, chat_id: str, subagent_id: str, **fields):
+        """A page of a delegated agent's own conversation; ``watch=True`` for chat.subagentChanged."""
+        return self._c.request("chat.subagent", {"chatId": chat_id, "subagentId": subagent_id, **fields})
+
     def stop_subagent(self, chat_id: str, subagent_id: str):
         return self._c.request("chat.stopSubagent", {"chatId": chat_id, "subagentId": subagent_id})
 

@@ -90,3 +90,34 @@ def test_codex_refuses_to_stop_a_task_it_has_not_got(core, openai, stack):
     with pytest.raises(CoreRequestError) as refused:
         core.chats.stop_task("cx", "nothing-runs")
     assert refused.value.code == "request-not-found"
+
+
+def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watched_as_it_grows(core, mock, stack):
+    mock.add(tool_use_reply("Task", {"description": "a slow helper", "prompt": SUB_PROMPT,
+                                     "subagent_type": "general-purpose"}),
+             text_reply("It is on its way."), text_reply("It reported."))
+    mock.route(SUB_PROMPT, tool_use_reply("Bash", {"command": "echo sub-hello", "description": "Say hello"}),
+               text_reply(*["still working "] * 20, delay=0.1))
+    core.chats.create("watched", provider="claude", cwd=str(stack / "project"))
+    core.chats.send("watched", "delegate something slow")
+    wait_until(lambda: any(a.get("taskId") for a in items(core, "watched", "subagent")), timeout=60,
+               what="the subagent running")
+    [agent] = items(core, "watched", "subagent")
+    first = core.chats.subagent("watched", agent["id"], watch=True)
+    assert first["subagentId"] == agent["id"]
+    changed = core.wait_event(lambda e: e.get("event") == "chat.subagentChanged" and e["payload"]["items"],
+                              timeout=60, what="the agent's transcript growing")
+    assert changed["payload"]["subagentId"] == agent["id"]
+    wait_until(lambda: items(core, "watched", "subagent")[0]["status"] == "done", timeout=60, what="the agent done")
+    whole = core.chats.subagent("watched", agent["id"])
+    kinds = [i["kind"] for i in whole["items"]]
+    assert [i["text"] for i in whole["items"] if i["kind"] == "user"] == [SUB_PROMPT]
+    assert "tool" in kinds, whole
+    assert any(i["kind"] == "tool" and i.get("output") == "sub-hello" for i in whole["items"]), whole
+    page = core.chats.subagent("watched", agent["id"], limit=2)
+    assert len(page["items"]) == 2 and page["nextCursor"] == 2 and page["total"] == whole["total"]
+    rest = core.chats.subagent("watched", agent["id"], cursor=page["nextCursor"], limit=100)
+    assert page["items"] + rest["items"] == whole["items"] and "nextCursor" not in rest
+    with pytest.raises(CoreRequestError) as unknown:
+        core.chats.subagent("watched", "no-such-agent")
+    assert unknown.value.code == "request-not-found"
