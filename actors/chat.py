@@ -341,6 +341,9 @@ class Chat(pykka.ThreadingActor):
 
     def stop_task(self, task_id: str) -> dict:
         """Ends a background task (a background shell) of the chat's CLI."""
+        if not hasattr(self._harness.Driver, "stop_task_frames"):
+            raise ChatError("chat-unsupported", f"{self._harness.LABEL} offers no way to stop one background task "
+                                                "from here; interrupt the turn, or end the session")
         item = next((i for i in self._running("task") if i.get("taskId") == task_id), None)
         if item is None:
             raise ChatError("request-not-found", f"No background task {task_id} is running")

@@ -85,11 +85,11 @@ def test_chat_cancel_with_subagents_ends_the_agents_the_chat_opened(core, mock, 
                what="the subagent stopped")
 
 
-def test_codex_refuses_to_stop_a_task_it_has_not_got(core, openai, stack):
+def test_codex_says_clearly_that_it_cannot_stop_a_task_from_here(core, openai, stack):
     core.chats.create("cx", provider="codex", cwd=str(stack / "project"))
     with pytest.raises(CoreRequestError) as refused:
-        core.chats.stop_task("cx", "nothing-runs")
-    assert refused.value.code == "request-not-found"
+        core.chats.stop_task("cx", "any-task")
+    assert refused.value.code == "chat-unsupported" and "Codex offers no way" in refused.value.message
 
 
 def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watched_as_it_grows(core, mock, stack):
