@@ -139,16 +139,27 @@ export class ReloadControls {
     if (refused) text = `Disable reloads was not sent: ${refused}`;
     else if (turn.state === "done") text = `Disable reloads: ${lastReply(transcript, user.turnId) || "the agent finished."}`;
     else text = `Disable reloads did not finish (the turn ${turn.state === "aborted" ? "was interrupted" : "failed"}).`;
-    this.store.update((s) => { s.reloads.disableRequest = null; });
-    this.ui.outcome.replaceChildren(el("span", {}, text),
-      el("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => { this.ui.outcome.hidden = true; } }, "×"));
-    this.ui.outcome.hidden = false;
+    // Kept until the person dismisses it: a reload right after the turn ended must not lose it.
+    this.store.update((s) => { s.reloads.disableRequest = null; s.reloads.disableOutcome = text; });
     this.render();
+  }
+
+  _renderOutcome() {
+    const text = this.store?.state.reloads.disableOutcome;
+    const { outcome } = this.ui;
+    outcome.hidden = !text;
+    if (!text || outcome.firstChild?.textContent === text) return;
+    outcome.replaceChildren(el("span", {}, text),
+      el("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => {
+        this.store.update((s) => { s.reloads.disableOutcome = null; });
+        this.render();
+      } }, "×"));
   }
 
   render() {
     const u = this.ui;
     const held = this.held;
+    this._renderOutcome();
     u.toggle.setAttribute("aria-pressed", String(held));
     u.toggle.classList.toggle("on", held);
     u.toggle.title = held ? "Reloads are held: release them" : "Hold the page's hot reloads while the agent works";

@@ -22,7 +22,8 @@ export function defaultConversation() {
 export function defaults() {
   return { version: VERSION, open: false, side: "right", target: "project",
            conversations: Object.fromEntries(TARGETS.map((t) => [t, defaultConversation()])),
-           reloads: { held: false, noticeDismissed: false, disableRequest: null, runningAtUnload: null } };
+           reloads: { held: false, noticeDismissed: false, disableRequest: null, disableOutcome: null,
+                      runningAtUnload: null } };
 }
 
 function cleanReloads(raw) {
@@ -34,6 +35,7 @@ function cleanReloads(raw) {
   if (request && isString(request.sessionId, 128) && isString(request.commandId, 200) && TARGETS.includes(request.target)) {
     clean.disableRequest = { sessionId: request.sessionId, commandId: request.commandId, target: request.target };
   }
+  if (isString(raw.disableOutcome, 500) && raw.disableOutcome) clean.disableOutcome = raw.disableOutcome;
   const running = raw.runningAtUnload;
   if (running && isString(running.sessionId, 128) && Number.isFinite(running.at)) {
     clean.runningAtUnload = { sessionId: running.sessionId, at: running.at };
