@@ -103,8 +103,9 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
 
 
 def _answer_refused(command, text: str, session_id) -> bytes:
-    if isinstance(command, dict):
-        return frame({"type": "error", "requestId": command["requestId"], "message": text})
+    if isinstance(command, dict):  # an answer names its request; a stop names nothing more
+        named = {"requestId": command["requestId"]} if "requestId" in command else {}
+        return frame({"type": "error", **named, "message": text})
     return refusal(getattr(command, "command_id", None), text, chat_id=session_id)
 
 

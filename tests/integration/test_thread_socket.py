@@ -139,6 +139,10 @@ def test_a_command_after_the_pages_checkout_moved_is_refused_and_nothing_is_sent
         sock.send({"type": "approve", "requestId": "anything", "decision": "allow"})
         refused = sock.wait_for(lambda f: f["type"] == "error" and f.get("requestId") == "anything")
         assert "checkout changed" in refused["message"]
+        sock.send({"type": "stopTask", "taskId": "t1"})
+        stopped = sock.wait_for(lambda f: f["type"] == "error" and "requestId" not in f
+                                and "checkout changed" in f["message"], what="the stop refused")
+        assert stopped
         assert mock.requests == []
         assert not any(i["kind"] == "user" for i in sock.items().values())
     finally:
