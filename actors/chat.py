@@ -117,6 +117,8 @@ class Chat(pykka.ThreadingActor):
                   "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt")}
         if self.link.native_id:
             record["nativeSessionId"] = self.link.native_id
+        if info.get("background"):
+            record["background"] = len(info["background"])  # subagents and shells still running
         if self.link.retrying and self.link.turn_active:
             # The CLI is retrying a failed model request: a reply under way may come out short.
             record["retrying"] = self.link.retrying
@@ -598,7 +600,7 @@ class Chat(pykka.ThreadingActor):
             changed = False
             for effect in found:
                 changed |= self.link.apply(effect)
-            self.durable.project(frame, self.link.native_id)
+            changed |= self.durable.project(frame, self.link.native_id)
             if changed:
                 self._publish_state()
         if staged:

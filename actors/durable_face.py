@@ -123,9 +123,12 @@ class DurableFace:
         CLI never overwrites what an earlier one wrote."""
         self.projector = PROJECTORS[self._harness.HARNESS_ID](str(int(time.time() * 1000)))
 
-    def project(self, frame: dict, native_id: str | None) -> None:
+    def project(self, frame: dict, native_id: str | None) -> bool:
+        """Projects a CLI frame into items; True when what runs in the background changed (the
+        session's record says how much does)."""
+        background_changed = False
         if self.frozen or self.removed or self.projector is None:
-            return
+            return False
         if native_id and native_id != self.info.get("agentSessionId"):
             self.emit(self.thread.set_info(agentSessionId=native_id))
         for op in self.projector.project(frame):
@@ -142,6 +145,7 @@ class DurableFace:
                 # What still runs after its turn (subagents, background shells): status can say idle
                 # with background work, and clients can show it.
                 self.emit(self.thread.set_info(background=op[1]))
+                background_changed = True
             elif op[0] == "resolved":
                 for kind in ("approval", "question"):
                     item = self.thread.item(f"{kind}-{op[1]}")
@@ -151,6 +155,7 @@ class DurableFace:
         turn = self.thread.active_turn()
         if turn and turn.get("resumePending") and _took_the_prompt(frame):
             self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
+        return background_changed
 
     def _log_tool(self, before: dict | None, change: dict) -> None:
         """A tool's start and end as log records: its name and subject (a path or a folder), never

@@ -123,15 +123,16 @@ def install_routes(app: bottle.Bottle, context) -> None:
     def agents():
         directory = _directory(context, request.environ, _query(request))
         found = _ask(_scanner(context).agents(directory))
-        statuses = {}
+        statuses, background = {}, {}
         if any(chat for _, chat in found["rows"]):
             try:
                 # A CLI's tag names its chat (actors/proctree.make_tag), not the session.
-                statuses = {proctree.tag_id(record["chatId"]): record["status"]
-                            for record in context.registry.sessions(directory).get(timeout=5)}
+                records = context.registry.sessions(directory).get(timeout=5)
+                statuses = {proctree.tag_id(record["chatId"]): record["status"] for record in records}
+                background = {proctree.tag_id(record["chatId"]): record.get("background", 0) for record in records}
             except Exception:  # noqa: BLE001 - the host is busy or stopping: the scan's own reading stands
-                statuses = {}
-        answer = {"agents": agent_rows.refine(found["rows"], statuses)}
+                statuses, background = {}, {}
+        answer = {"agents": agent_rows.refine(found["rows"], statuses, background)}
         if found["error"]:
             answer["error"] = found["error"]
         return _json(answer)

@@ -82,12 +82,21 @@ def rows_for(agents, directory: str) -> list[tuple[dict, str | None]]:
 _CHAT_STATES = {"requires_action": "waiting", "running": "working", "idle": "idle", "error": "idle"}
 
 
-def refine(rows: list[tuple[dict, str | None]], chat_status: dict[str, str]) -> list[dict]:
-    """The rows, each owned one with the state its chat session reports, re-ordered."""
+def refine(rows: list[tuple[dict, str | None]], chat_status: dict[str, str],
+           background: dict[str, int] | None = None) -> list[dict]:
+    """The rows, each owned one with the state its chat session reports, re-ordered. A chat
+    idle with work still running in the background (a subagent, a shell) is working, and the
+    row says how much runs there (``background``); its subagents are never rows of their own."""
     refined = []
     for shaped, chat in rows:
         state = _CHAT_STATES.get(chat_status.get(chat)) if chat else None
-        refined.append({**shaped, "state": state} if state else shaped)
+        running = (background or {}).get(chat, 0) if chat else 0
+        if running and state == "idle":
+            state = "working"
+        row = {**shaped, "state": state} if state else dict(shaped)
+        if running:
+            row["background"] = running
+        refined.append(row)
     refined.sort(key=order_key)
     return refined
 

@@ -48,7 +48,7 @@ def test_a_subagent_is_an_item_with_its_tool_grouped_under_it_and_the_report_tur
     assert core.chats.list()[0]["background"] == []
 
 
-def test_a_background_shell_outlives_its_turn_and_chat_stop_task_ends_it(core, mock, stack):
+def test_a_background_shell_outlives_its_turn_and_chat_stop_task_ends_it(core, daemon, mock, stack):
     marker = "sleep 37.5"
     mock.add(tool_use_reply("Bash", {"command": f"{marker}; echo never", "description": "Long wait",
                                      "run_in_background": True}),
@@ -61,6 +61,15 @@ def test_a_background_shell_outlives_its_turn_and_chat_stop_task_ends_it(core, m
     info = next(i for i in core.chats.list() if i["chatId"] == "bg")
     assert info["background"] == [{"taskId": task["taskId"], "kind": "task", "description": "Long wait"}]
     assert sleepers(marker)
+    # The session says so too, and the agents list shows the row working, not idle.
+    wait_until(lambda: next(s for s in daemon.sessions() if s["chatId"] == "bg").get("background") == 1,
+               what="the session's record counting it")
+
+    def owned_rows():
+        status, value = daemon.request("GET", f"/__devhost__/agents?{daemon.query()}", host=daemon.host())
+        return [row for row in value.get("agents", []) if row.get("isOwned")] if status == 200 else []
+    wait_until(lambda: any(r.get("state") == "working" and r.get("background") == 1 for r in owned_rows()),
+               timeout=30, what="the agents list showing the idle chat working in the background")
     core.chats.stop_task("bg", task["taskId"])
     wait_until(lambda: items(core, "bg", "task")[0]["status"] == "stopped", what="the task stopped")
     wait_until(lambda: not sleepers(marker), what="its process gone")

@@ -46,6 +46,14 @@ def test_owned_rows_take_their_chat_sessions_state():
     assert [r["state"] for r in starting if r["lastActivity"] == 1] == ["unknown"]  # the scan's reading stands
 
 
+def test_an_idle_chat_with_background_work_is_working_and_says_how_much_runs():
+    agents = [_found(1, "idle", 1, chat="c1"), _found(2, "idle", 2, chat="c2")]
+    rows = refine(rows_for(agents, "/w/p"), {"c1": "idle", "c2": "idle"}, {"c1": 2})
+    by_activity = {r["lastActivity"]: r for r in rows}
+    assert (by_activity[1]["state"], by_activity[1]["background"]) == ("working", 2)
+    assert by_activity[2]["state"] == "idle" and "background" not in by_activity[2]
+
+
 def test_sessions_go_to_the_process_that_began_them():
     # a started at 1000, b at 5000; sessions began at 1200 (a's) and 5100 (b's).
     picked = match_sessions([(1, 1000), (2, 5000)], [("s-a", 1200, 9000), ("s-b", 5100, 6000)])
