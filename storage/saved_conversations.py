@@ -21,21 +21,13 @@ from glob import glob
 
 from actors.core.projector import ClaudeProjector
 from actors.core.thread import Thread, new_info
-from actors.harness.claude import glob_escape
+from storage.cli_files import claude_dir, claude_transcripts, codex_dir, codex_rollouts, slug
 
 MAX_LISTED = 50  # per CLI, newest first
 MAX_CODEX_ROLLOUTS = 400  # the newest rollouts whose folder is read when listing
 MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024  # a transcript larger than this is read up to here
 PROMPT_MARKER = "\n\n---\nInstructions from devhost:\n"  # what devhostd appends to a page's message
 TITLE_CHARS = 80
-
-
-def claude_dir(env: dict) -> str:
-    return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-
-
-def codex_dir(env: dict) -> str:
-    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
 
 
 def _inside(path: str, root: str) -> bool:
@@ -116,18 +108,13 @@ def _claude_summary(path: str, root: str) -> dict | None:
             "updatedAt": int(os.path.getmtime(path) * 1000)}
 
 
-def claude_slug(root: str) -> str:
-    """Claude Code's folder name for a project: every character but letters and digits as ``-``."""
-    return re.sub(r"[^A-Za-z0-9]", "-", root)
-
-
 def list_claude(root: str, env: dict) -> list[dict]:
     """Conversations of ``root`` and of folders in it: their project folders' names start with
     root's slug (a sibling's may too: each file's own ``cwd`` decides)."""
     projects = os.path.join(claude_dir(env), "projects")
-    slug = claude_slug(root)
+    exact, flat = slug(root), re.sub(r"[^A-Za-z0-9]", "-", root)
     try:
-        folders = [os.path.join(projects, n) for n in os.listdir(projects) if n == slug or n.startswith(slug + "-")]
+        folders = [os.path.join(projects, n) for n in os.listdir(projects) if n == exact or n.startswith(flat + "-")]
     except OSError:
         return []
     paths = []
@@ -147,20 +134,7 @@ def list_claude(root: str, env: dict) -> list[dict]:
 
 
 def claude_transcript(session_id: str, env: dict) -> str | None:
-    if not session_id or "/" in session_id or session_id.startswith("."):
-        return None
-    matches = glob(os.path.join(glob_escape(claude_dir(env)), "projects", "*", f"{glob_escape(session_id)}.jsonl"))
-    return matches[0] if matches else None
-
-
-def claude_subagent_transcript(session_id: str, agent_id: str, env: dict) -> str | None:
-    """Where Claude Code writes a subagent's own conversation: beside its session's transcript,
-    ``<session id>/subagents/agent-<agent id>.jsonl`` (the agent id is the task id)."""
-    if not session_id or not agent_id or any(c in session_id + agent_id for c in "/\\") or \
-            session_id.startswith(".") or agent_id.startswith("."):
-        return None
-    matches = glob(os.path.join(glob_escape(claude_dir(env)), "projects", "*", glob_escape(session_id), "subagents",
-                                f"agent-{glob_escape(agent_id)}.jsonl"))
+    matches = claude_transcripts(session_id, env)
     return matches[0] if matches else None
 
 
@@ -240,10 +214,7 @@ def list_codex(root: str, env: dict) -> list[dict]:
 
 
 def codex_transcript(thread_id: str, env: dict) -> str | None:
-    if not thread_id or "/" in thread_id:
-        return None
-    matches = glob(os.path.join(glob_escape(codex_dir(env)), "sessions", "*", "*", "*",
-                                f"rollout-????-??-??T??-??-??-{glob_escape(thread_id)}.jsonl"))
+    matches = codex_rollouts(thread_id, env)
     return matches[0] if matches else None
 
 

@@ -21,7 +21,8 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.messages import ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
-from storage.saved_conversations import claude_items, claude_subagent_transcript
+from storage.cli_files import claude_subagent_transcript
+from storage.saved_conversations import claude_items
 from web.sinks import SocketSink, abort, write_live
 from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 

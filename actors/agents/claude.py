@@ -21,9 +21,9 @@ from glob import glob
 from actors.agents import events as ev
 from actors.agents.jsonl import Summary
 from actors.agents.rows import Found
+from storage.cli_files import glob_escape, slug  # noqa: F401 - slug stays this module's name too
 
 HARNESS = "claude-code"
-_SLUG_MAX = 200
 _END_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 _ASKS_PERSON = frozenset({"AskUserQuestion", "ExitPlanMode"})
 _WRAPPED = re.compile(r"^\s*<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
@@ -38,34 +38,6 @@ PENDING_GRACE_MS = 5000  # a tool call this young is taken as running, not as wa
 
 def config_dir(env: dict, home: str) -> str:
     return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or home, ".claude")
-
-
-def _java_hash(text: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as a signed 32-bit number."""
-    data = text.encode("utf-16-le")
-    value = 0
-    for index in range(0, len(data), 2):
-        value = (value * 31 + (data[index] | data[index + 1] << 8)) & 0xFFFFFFFF
-    return value - (1 << 32) if value & 0x80000000 else value
-
-
-def _base36(number: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    if number == 0:
-        return "0"
-    out = ""
-    while number:
-        number, rest = divmod(number, 36)
-        out = digits[rest] + out
-    return out
-
-
-def slug(cwd: str) -> str:
-    """The project folder name Claude Code uses for a working directory (lossy: never invert)."""
-    flat = re.sub(r"[^a-zA-Z0-9]", "-", cwd)
-    if len(flat) <= _SLUG_MAX:
-        return flat
-    return f"{flat[:_SLUG_MAX]}-{_base36(abs(_java_hash(cwd)))}"
 
 
 def read_registry(config: str, pid: int) -> dict | None:
@@ -357,7 +329,7 @@ def transcript(config: str, cwd: str, session_id: str | None, start_ms: int, loo
         if cached and (cached[0] or now_ms - cached[1] < LOOKUP_TTL_MS):
             if cached[0] is None or os.path.exists(cached[0]):
                 return cached[0]
-        pattern = os.path.join(_glob_escape(projects), "*", f"{_glob_escape(session_id)}.jsonl")
+        pattern = os.path.join(glob_escape(projects), "*", f"{glob_escape(session_id)}.jsonl")
         hits = glob(pattern)
         lookups[(config, session_id)] = (hits[0] if hits else None, now_ms)
         return hits[0] if hits else None
@@ -375,7 +347,3 @@ def transcript(config: str, cwd: str, session_id: str | None, start_ms: int, loo
     except FileNotFoundError:
         return None
     return best[1] if best else None
-
-
-def _glob_escape(path: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in path)

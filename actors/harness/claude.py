@@ -13,10 +13,9 @@ Plain logic, no I/O beyond locating a saved conversation. Measured behaviour of 
 from __future__ import annotations
 
 import json
-import os
-from glob import glob
 
 from actors.harness import effects as fx
+from storage.cli_files import claude_transcripts
 
 HARNESS_ID = "claude-code"
 LABEL = "Claude Code"
@@ -81,10 +80,7 @@ def models_from_initialize(response: dict) -> list[dict]:
 
 def find_conversation_cwd(session_id: str, env: dict) -> str | None:
     """The working directory a saved conversation was started in, or None when none is saved."""
-    if not session_id or "/" in session_id:
-        return None  # a session id names one file; it is never a path
-    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-    for path in glob(os.path.join(glob_escape(config_dir), "projects", "*", f"{glob_escape(session_id)}.jsonl")):
+    for path in claude_transcripts(session_id, env):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 for _, line in zip(range(200), handle):
@@ -98,10 +94,6 @@ def find_conversation_cwd(session_id: str, env: dict) -> str | None:
             continue
         return ""  # saved, but the folder is not recorded: treat as unknown project
     return None
-
-
-def glob_escape(path: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
 
 
 class ClaudeDriver:

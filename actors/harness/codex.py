@@ -16,11 +16,9 @@ tests/fixtures/codex-frames/):
 from __future__ import annotations
 
 import json
-import os
-from glob import glob
 
 from actors.harness import effects as fx
-from actors.harness.claude import glob_escape
+from storage.cli_files import codex_rollouts
 
 HARNESS_ID = "codex"
 LABEL = "Codex"
@@ -72,13 +70,7 @@ def models_from_list(result: dict) -> list[dict]:
 
 def find_conversation_cwd(thread_id: str, env: dict) -> str | None:
     """The folder a saved thread ran in, read from its rollout's session_meta; None when none is saved."""
-    if not thread_id or "/" in thread_id:
-        return None
-    home = env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
-    # The time in the name has a fixed width, so a tail of another thread's id is no match.
-    pattern = os.path.join(glob_escape(home), "sessions", "*", "*", "*",
-                           f"rollout-????-??-??T??-??-??-{glob_escape(thread_id)}.jsonl")
-    for path in glob(pattern):
+    for path in codex_rollouts(thread_id, env):
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 for _, line in zip(range(50), handle):

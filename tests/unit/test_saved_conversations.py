@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from storage.saved_conversations import (PROMPT_MARKER, claude_items, claude_slug, codex_items, list_claude,
+from storage.cli_files import slug as claude_slug
+from storage.saved_conversations import (PROMPT_MARKER, claude_items, codex_items, list_claude,
                                          list_codex, saved_conversations, transcript_items)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

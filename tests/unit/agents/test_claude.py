@@ -7,6 +7,7 @@ import pytest
 
 from actors.agents import claude
 from actors.agents.jsonl import Summaries
+from storage import cli_files
 from tests.agent_fakes import FIXTURES
 
 CC = FIXTURES / "claude-code"
@@ -28,7 +29,7 @@ def test_slug_follows_claude_codes_rule():
     assert claude.slug("/a.b_c d/é") == "-a-b-c-d--"
     long = "/" + "x" * 250
     assert claude.slug(long).startswith("-" + "x" * 199 + "-") and len(claude.slug(long)) > 200
-    assert claude._java_hash("hello") == 99162322  # Java's "hello".hashCode()
+    assert cli_files._java_hash("hello") == 99162322  # Java's "hello".hashCode()
 
 
 def test_registry_entries_are_checked_against_the_process_start():
