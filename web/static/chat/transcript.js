@@ -31,6 +31,9 @@ export class Transcript {
     this.order = [];
     this.position = new Map(); // item id -> its index in order
     this.agents = new Map(); // a subagent's toolUseId -> its item id
+    this.tools = new Map(); // toolUseId -> the tool item's id
+    this.approvals = new Map(); // toolUseId -> the id of the approval that asks for it
+    this.children = new Map(); // a parent's toolUseId -> ids of the items it started, in order
     this.turnUsers = new Map(); // turn id -> ids of its user items
     this.seq = snapshot.seq || 0;
     if (snapshot.info) this.info = snapshot.info;
@@ -70,6 +73,11 @@ export class Transcript {
       // The agent's first answer in a turn shows its messages were taken up ("started").
       const users = this.turnUsers.get(item.turnId);
       if (item.kind === "user") this.turnUsers.set(item.turnId, [...(users || []), item.id]);
+      if (item.kind === "tool" && item.toolUseId && !this.tools.has(item.toolUseId)) this.tools.set(item.toolUseId, item.id);
+      if (item.kind === "approval" && item.toolUseId && !this.approvals.has(item.toolUseId)) {
+        this.approvals.set(item.toolUseId, item.id);
+      }
+      if (item.parentToolUseId) this.children.set(item.parentToolUseId, [...(this.children.get(item.parentToolUseId) || []), item.id]);
       if (item.kind === "subagent" && item.toolUseId) {
         this.agents.set(item.toolUseId, item.id);
         this.sorted = null;
@@ -88,21 +96,13 @@ export class Transcript {
     this.changed.add(id);
     const item = this.items.get(id);
     // A delegated agent's own items are shown inside its card: the card changes with them.
-    const agent = item?.parentToolUseId && this.agents?.get(item.parentToolUseId);
+    const agent = item?.parentToolUseId && this.agents.get(item.parentToolUseId);
     if (agent) this.changed.add(agent);
     // An approval is shown inside its tool call: the call's card changes with it.
     if (item?.kind === "approval" && item.toolUseId) {
-      const tool = this._toolFor(item.toolUseId);
-      if (tool) this.changed.add(tool.id);
+      const tool = this.tools.get(item.toolUseId);
+      if (tool) this.changed.add(tool);
     }
-  }
-
-  _toolFor(toolUseId) {
-    for (const id of this.order) {
-      const item = this.items.get(id);
-      if (item.kind === "tool" && item.toolUseId === toolUseId) return item;
-    }
-    return null;
   }
 
   // ---- what only this page knows ----------------------------------------------------------
@@ -240,15 +240,8 @@ export class Transcript {
 
   /** A delegated agent's own items, in order, as the panel shows them. */
   _childrenOf(agent) {
-    const children = [];
-    for (const id of this.order) {
-      const item = this.items.get(id);
-      if (item.parentToolUseId === agent.toolUseId && item.id !== agent.id) {
-        const view = this._view({ id });
-        if (view.kind !== "hidden") children.push(view);
-      }
-    }
-    return children;
+    return (this.children.get(agent.toolUseId) || []).filter((id) => id !== agent.id)
+      .map((id) => this._view({ id })).filter((view) => view.kind !== "hidden");
   }
 
   /** What still runs in the background (info.background): subagents and shells. */
@@ -275,19 +268,11 @@ export class Transcript {
   }
 
   _toolView(item) {
-    const approval = item.toolUseId ? this._approvalFor(item.toolUseId) : null;
+    const approval = item.toolUseId ? this.items.get(this.approvals.get(item.toolUseId)) : null;
     const input = Array.isArray(item.changes) ? { ...(item.input || {}), changes: item.changes } : item.input;
     return { key: item.id, kind: "tool", name: TOOL_NAMES[item.name] || item.name || "tool", toolName: item.name,
              input, output: item.output ?? null, state: item.state || "running", exitCode: item.exitCode,
              sub: Boolean(item.parentToolUseId), approval: approval && this._approvalView(approval) };
-  }
-
-  _approvalFor(toolUseId) {
-    for (const id of this.order) {
-      const item = this.items.get(id);
-      if (item.kind === "approval" && item.toolUseId === toolUseId) return item;
-    }
-    return null;
   }
 
   _approvalView(item) {
