@@ -192,7 +192,7 @@ class CoreService:
         if not isinstance(watch, bool):
             raise ChatError("bad-request", "`watch` must be true or false")
         source = _get(self._chat(payload).subagent_source(_text(payload, "subagentId", limit=300)))
-        items = _subagent_items(source)
+        items, stamp = _subagent_items(source)
         page = items[cursor:cursor + limit]
         answer = {"subagentId": source["subagentId"], "status": source["status"], "items": page,
                   "total": len(items), **({"nextCursor": cursor + len(page)} if cursor + len(page) < len(items) else {})}
@@ -204,7 +204,7 @@ class CoreService:
                 if len(client.watching) >= MAX_WATCHED:
                     raise ChatError("bad-request", f"a client may watch at most {MAX_WATCHED} subagents at once")
                 from actors.guard import spawn_logged
-                client.watching[key] = spawn_logged(_watch_subagent, self, client, chat_id, source, len(items))
+                client.watching[key] = spawn_logged(_watch_subagent, self, client, chat_id, source, len(items), stamp)
         return answer
 
     def do_chat_stopTask(self, payload, client):
@@ -269,29 +269,42 @@ WATCH_POLL = 0.5  # seconds between looks at a watched transcript
 WATCH_LIMIT = 30 * 60.0  # a watch ends after this long, whatever happens
 
 
-def _subagent_items(source: dict) -> list[dict]:
-    """The agent's items, read from the CLI's file on the hub's threadpool ([] until it exists)."""
+def _subagent_items(source: dict, known: tuple | None = None) -> tuple[list[dict] | None, tuple | None]:
+    """The agent's items, read from the CLI's file on the hub's threadpool, and the file's
+    (size, mtime) they were read at; (None, known) when the file is as ``known`` (unread)."""
     def read():
         path = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ))
-        return claude_items(path, sidechain=True) if path else []
+        if path is None:
+            return [], None
+        try:
+            info = os.stat(path)
+        except OSError:
+            return [], None
+        stamp = (info.st_size, info.st_mtime_ns)
+        if stamp == known:
+            return None, known
+        return claude_items(path, sidechain=True), stamp
     return gevent.get_hub().threadpool.apply(read)
 
 
-def _watch_subagent(service: CoreService, client: CoreClient, chat_id: str, source: dict, seen: int) -> None:
+def _watch_subagent(service: CoreService, client: CoreClient, chat_id: str, source: dict, seen: int,
+                    stamp: tuple | None) -> None:
     """Sends chat.subagentChanged with the items a watched agent's transcript gained, until the
-    agent ended and its file stopped growing, the client left, or WATCH_LIMIT passed."""
+    agent ended and its file stopped growing, the client left, or WATCH_LIMIT passed. The file is
+    read again only when its size or time changed."""
     started, quiet = time.monotonic(), 0
     try:
         while not client.sink.closed and time.monotonic() - started < WATCH_LIMIT:
             gevent.sleep(WATCH_POLL)
-            items = _subagent_items(source)
+            fresh, stamp = _subagent_items(source, stamp)  # None: the file is as it was
             status = _get(service.registry.chat(chat_id).get(timeout=ASK_TIMEOUT).subagent_source(
                 source["subagentId"]))["status"]
-            if len(items) > seen or status != source["status"]:
+            grown = fresh is not None and len(fresh) > seen
+            if grown or status != source["status"]:
                 client.sink.push(_frame({"type": "event", "event": "chat.subagentChanged", "payload": {
                     "chatId": chat_id, "subagentId": source["subagentId"], "status": status,
-                    "items": items[seen:], "total": len(items)}}))
-                seen, source = len(items), {**source, "status": status}
+                    "items": fresh[seen:] if grown else [], "total": len(fresh) if grown else seen}}))
+                seen, source = len(fresh) if grown else seen, {**source, "status": status}
                 quiet = 0
             elif status != "running":
                 quiet += 1
