@@ -367,10 +367,12 @@ class Chat(pykka.ThreadingActor):
                      and subagent_id in (i["id"], i.get("taskId"))), None)
         if item is None:
             raise ChatError("request-not-found", f"No subagent {subagent_id} in chat {self._id}")
-        if self._harness.HARNESS_ID != "claude-code" or not item.get("taskId") or not self.link.native_id:
+        if not item.get("taskId") or not self.link.native_id:
             raise ChatError("chat-unsupported", f"{self._harness.LABEL} keeps no transcript of this agent to read")
-        return {"native": self.link.native_id, "agent": item["taskId"], "status": item.get("status"),
-                "subagentId": item["id"]}
+        # Claude Code's agent: a transcript beside its session's, by task id; Codex's: a rollout of
+        # its own, by its thread id.
+        return {"harness": self._harness.HARNESS_ID, "native": self.link.native_id, "agent": item["taskId"],
+                "status": item.get("status"), "subagentId": item["id"]}
 
     def _running(self, kind: str) -> list[dict]:
         return [item for item in self.durable.thread.snapshot()["items"]
@@ -378,14 +380,17 @@ class Chat(pykka.ThreadingActor):
 
     def _stop_background(self, item: dict) -> None:
         stop = getattr(self.link.driver, "stop_task_frames", None) if self.link.running else None
-        if stop is None or not item.get("taskId"):
+        frames = stop(item["taskId"], item["kind"]) if stop is not None and item.get("taskId") else []
+        if not frames:
             if item["kind"] == "task":
                 raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot stop one background task from here")
-            # No way to end it in the CLI: it is marked stopped, and its later output is its own.
+            # Nothing of it runs in the CLI now (or the CLI cannot end it): it is marked stopped,
+            # and its later output is its own.
             self.durable.emit(self.durable.thread.upsert({**item, "status": "stopped"}))
             return
         self._log("task.stop", task=item["taskId"], kind=item["kind"])
-        self.link.write(stop(item["taskId"]))
+        self.durable.projector.stop_requested(item["taskId"])
+        self.link.write(frames)
 
     def clear(self, force: bool = False) -> dict:
         if self.durable.thread.busy() and not force:

@@ -126,12 +126,20 @@ class DurableFace:
     def project(self, frame: dict, native_id: str | None) -> bool:
         """Projects a CLI frame into items; True when what runs in the background changed (the
         session's record says how much does)."""
-        background_changed = False
         if self.frozen or self.removed or self.projector is None:
             return False
         if native_id and native_id != self.info.get("agentSessionId"):
             self.emit(self.thread.set_info(agentSessionId=native_id))
-        for op in self.projector.project(frame):
+        background_changed = self._apply(self.projector.project(frame))
+        turn = self.thread.active_turn()
+        if turn and turn.get("resumePending") and _took_the_prompt(frame):
+            self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
+        return background_changed
+
+    def _apply(self, ops: list[tuple]) -> bool:
+        """Applies a projector's operations; True when what runs in the background changed."""
+        background_changed = False
+        for op in ops:
             if op[0] == "upsert":
                 if op[1].get("kind") == "tool":
                     self._log_tool(self.thread.item(op[1]["id"]), op[1])
@@ -152,9 +160,6 @@ class DurableFace:
                     field = "decision" if kind == "approval" else "state"
                     if item is not None and item.get(field) == "pending":
                         self.emit(self.thread.upsert({**item, field: "cancelled"}))
-        turn = self.thread.active_turn()
-        if turn and turn.get("resumePending") and _took_the_prompt(frame):
-            self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
         return background_changed
 
     def _log_tool(self, before: dict | None, change: dict) -> None:
@@ -206,6 +211,10 @@ class DurableFace:
             self.emit(self.thread.refresh_info())
 
     def finish_turn(self, state: str, process_gone: bool = False) -> None:
+        if self.projector is not None and not process_gone and not (self.frozen or self.removed):
+            # What the CLI lets run on past the turn becomes background work before the turn's
+            # running tools are failed.
+            self._apply(self.projector.turn_ending())
         self.emit(self.thread.end_turn(state, process_gone=process_gone))
         if state in ("aborted", "error"):
             self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue

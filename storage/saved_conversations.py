@@ -230,13 +230,33 @@ def _path(value):
     return value[len("file://"):] if isinstance(value, str) and value.startswith("file://") else value
 
 
-def codex_items(path: str) -> list[dict]:
+def _codex_task_text(record: dict) -> str | None:
+    """A task another agent gave a child agent (an ``agent_message`` to it), as the words that
+    open its turn: who sent it, and its payload where Codex keeps it readable."""
+    payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+    if record.get("type") != "response_item" or payload.get("type") != "agent_message":
+        return None
+    parts = [p for p in payload.get("content") or [] if isinstance(p, dict)]
+    header = "".join(p.get("text", "") for p in parts if p.get("type") == "input_text")
+    if "NEW_TASK" not in header and "FOLLOWUP" not in header.upper():
+        return None  # the child's own answers to its parent are in its agent messages already
+    body = header.split("Payload:\n", 1)[1] if "Payload:\n" in header else ""
+    return f"Task from {payload.get('author') or 'its parent'}" + (f": {body.strip()}" if body.strip() else "")
+
+
+def codex_child_items(path: str) -> list[dict]:
+    """A child agent's rollout (Codex's multi-agent tools) as items: each task it was given
+    opens a turn. (Its task text itself may be encrypted by Codex, then only its sender shows.)"""
+    return codex_items(path, task_text=_codex_task_text)
+
+
+def codex_items(path: str, task_text=None) -> list[dict]:
     """A Codex rollout as a chat's items: each message of the person opens a turn; the
     agent's messages, commands and file changes follow in it."""
     builder = _Builder()
     for record in _records(path):
         builder.at = _ms(record.get("timestamp")) or builder.at
-        text = _codex_user_text(record)
+        text = _codex_user_text(record) if task_text is None else task_text(record)
         if text is not None:
             builder.user(text)
             continue

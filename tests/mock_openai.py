@@ -176,6 +176,21 @@ def add_file_patch(path, text):
     return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
 
 
+def spawn_agent_reply(task_name, message, id=None):
+    """A ``collaboration.spawn_agent`` call (Codex's multi-agent tools, ``features.multi_agent_v2``):
+    a child agent ``/root/<task_name>`` starts on a thread of its own with ``message`` and no
+    parent history. Its own model requests are answered by ``MockOpenAI.route``."""
+    return Reply([{"type": "function_call", "name": "spawn_agent", "namespace": "collaboration",
+                   "call_id": id or _new_id("call_mock_"),
+                   "arguments": json.dumps({"task_name": task_name, "message": message, "fork_turns": "none"})}])
+
+
+def wait_agent_reply(timeout_ms=20000):
+    """A ``collaboration.wait_agent`` call: the parent waits for its agents' news."""
+    return Reply([{"type": "function_call", "name": "wait_agent", "namespace": "collaboration",
+                   "call_id": _new_id("call_mock_"), "arguments": json.dumps({"timeout_ms": timeout_ms})}])
+
+
 def error_reply(status, message, times=1, type=None, code=None, headers=None):
     """An HTTP error with an OpenAI error body, for ``times`` requests (None: for good)."""
     if times is not None and times < 1:
@@ -228,6 +243,29 @@ class MockOpenAI(ScriptedServer):
 
     url_suffix = "/v1"
     request_id_header = "x-request-id"
+
+    def __init__(self, script=()):
+        super().__init__(script)
+        self._routes = []  # (marker, replies) of child agents
+
+    def route(self, marker, *replies):
+        """Replies for a child agent whose task holds ``marker``, in order, beside the main
+        script. A child's requests carry its task (as an ``agent_message``) and, unlike the
+        parent's, no ``spawn_agent`` call."""
+        with self._lock:
+            self._routes.append((marker, list(replies)))
+
+    def _take(self, body):
+        items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+        if not any(i.get("name") == "spawn_agent" for i in items):
+            text = json.dumps(items)
+            with self._lock:
+                for marker, replies in self._routes:
+                    if marker in text and replies:
+                        self.requests.append(body)
+                        self._lock.notify_all()
+                        return replies.pop(0)
+        return super()._take(body)
 
     def _default_reply(self):
         return text_reply(DEFAULT_TEXT)

@@ -84,7 +84,7 @@ def _toml_str(value):
     return json.dumps(str(value))
 
 
-def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=()):
+def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=(), features=()):
     """A complete environment for running codex against ``mock_url`` with HOME=``home``.
 
     Writes ``<home>/.codex/config.toml`` (CODEX_HOME) pointing the model provider ``mock`` at
@@ -93,6 +93,9 @@ def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=()):
     every outbound feature off: with ``features.plugins = false`` codex contacts nothing but
     the provider (otherwise it syncs curated plugins from github.com). Each of
     ``project_dirs`` is marked trusted. TMPDIR points inside ``home``.
+
+    ``features``: more ``[features]`` switches turned on, e.g. ``("multi_agent_v2",)`` for the
+    ``collaboration`` tools that spawn child agents (off by default in 0.169.0).
 
     ``approval_policy``: codex-cli 0.169.0 refuses ``approval_policy = "untrusted"`` in
     config.toml (and in ``-c``): `codex app-server` exits at start-up with "Error:
@@ -132,6 +135,7 @@ def codex_env(home, mock_url, *, approval_policy="untrusted", project_dirs=()):
         "[features]",
         "plugins = false",
         "unbounded_connection_retries = false",
+        *(f"{name} = true" for name in features),
         "",
         "[model_providers.mock]",
         'name = "Mock OpenAI"',

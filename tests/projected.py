@@ -39,6 +39,25 @@ def upserts(projector, frames, kind=None) -> list[dict]:
     return [op[1] for op in ops(projector, frames) if op[0] == "upsert" and (kind is None or op[1]["kind"] == kind)]
 
 
+def apply_ops(thread: Thread, found: list[tuple]) -> None:
+    """A projector's operations applied to ``thread`` the way a chat applies them."""
+    for op in found:
+        if op[0] == "upsert":
+            thread.upsert(op[1])
+        elif op[0] == "append":
+            _, item_id, text, skeleton = op
+            if thread.item(item_id) is None and skeleton is not None:
+                thread.upsert(skeleton)
+            thread.append_text(item_id, text)
+        elif op[0] == "background":
+            thread.set_info(background=op[1])
+        elif op[0] == "resolved":
+            for kind, field in (("approval", "decision"), ("question", "state")):
+                item = thread.item(f"{kind}-{op[1]}")
+                if item is not None and item.get(field) == "pending":
+                    thread.upsert({**item, field: "cancelled"})
+
+
 def thread_from(projector, frames, user_text: str | None = None, end: str | None = None) -> Thread:
     """Applies the operations the way a chat does, inside one turn (opened with the person's
     message ``user_text`` when given, and ended ``end``: done, aborted, error)."""
@@ -47,21 +66,7 @@ def thread_from(projector, frames, user_text: str | None = None, end: str | None
     if user_text is not None:
         thread.add_user("turn-1", user_text, "user-recorded")
     for frame in frames:
-        for op in projector.project(frame):
-            if op[0] == "upsert":
-                thread.upsert(op[1])
-            elif op[0] == "append":
-                _, item_id, text, skeleton = op
-                if thread.item(item_id) is None and skeleton is not None:
-                    thread.upsert(skeleton)
-                thread.append_text(item_id, text)
-            elif op[0] == "background":
-                thread.set_info(background=op[1])
-            elif op[0] == "resolved":
-                for kind, field in (("approval", "decision"), ("question", "state")):
-                    item = thread.item(f"{kind}-{op[1]}")
-                    if item is not None and item.get(field) == "pending":
-                        thread.upsert({**item, field: "cancelled"})
+        apply_ops(thread, projector.project(frame))
     if end is not None:
         thread.end_turn(end)
     return thread

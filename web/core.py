@@ -22,7 +22,7 @@ from actors.errors import ChatError
 from actors.messages import ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
 from storage.cli_files import claude_subagent_transcript
-from storage.saved_conversations import claude_items
+from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
 from web.sinks import SocketSink, abort, write_live
 from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 
@@ -273,7 +273,11 @@ def _subagent_items(source: dict, known: tuple | None = None) -> tuple[list[dict
     """The agent's items, read from the CLI's file on the hub's threadpool, and the file's
     (size, mtime) they were read at; (None, known) when the file is as ``known`` (unread)."""
     def read():
-        path = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ))
+        if source["harness"] == "codex":
+            path, items_of = codex_transcript(source["agent"], dict(os.environ)), codex_child_items
+        else:
+            path, items_of = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ)), \
+                lambda found: claude_items(found, sidechain=True)
         if path is None:
             return [], None
         try:
@@ -283,7 +287,7 @@ def _subagent_items(source: dict, known: tuple | None = None) -> tuple[list[dict
         stamp = (info.st_size, info.st_mtime_ns)
         if stamp == known:
             return None, known
-        return claude_items(path, sidechain=True), stamp
+        return items_of(path), stamp
     return gevent.get_hub().threadpool.apply(read)
 
 

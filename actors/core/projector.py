@@ -203,6 +203,12 @@ class ClaudeProjector:
         tool_input["answers"] = by_text
         return {"behavior": "allow", "updatedInput": tool_input}
 
+    def turn_ending(self) -> list[tuple]:
+        return []  # Claude Code reports its background work itself (task_started)
+
+    def stop_requested(self, task_id: str) -> None:
+        pass  # Claude Code says "stopped" itself
+
     def native(self, request_id):
         """The CLI's own id of a request still open in this process (None otherwise)."""
         return request_id if request_id in self._requests else None
@@ -226,6 +232,7 @@ OUTPUT_CHARS = 64 * 1024  # of a command's streamed output, kept while it runs
 
 
 DELEGATING_TOOLS = ("Task", "Agent")  # Claude Code's tools that start a subagent
+TURN_STATUS = {"completed": "done", "failed": "error", "interrupted": "stopped"}  # a Codex child's turn
 TASK_STATUS = {"completed": "done", "failed": "error", "killed": "stopped", "stopped": "stopped",
                "running": "running", None: "running"}
 
@@ -244,6 +251,10 @@ class CodexProjector:
         self._natives: dict[str, object] = {}  # requestId in the thread -> the CLI's own id
         self._outputs: dict[str, str] = {}  # a running command's output so far (its newest OUTPUT_CHARS)
         self._retries = 0
+        self._children: dict[str, dict] = {}  # a child agent's thread id -> {ref, description, running}
+        self._commands: dict[str, dict] = {}  # the main thread's running commands: ref -> processId, command
+        self._tasks: dict[str, dict] = {}  # commands that outlived their turn: ref -> their task
+        self._stopping: set[str] = set()  # task ids devhost asked Codex to end
 
     def _id(self, ref) -> str:
         return f"{self.gen}:{ref}"
@@ -253,8 +264,17 @@ class CodexProjector:
         params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         if "id" in frame and method:
             return self._request(frame["id"], method, params)
+        child = self._children.get(params.get("threadId"))
+        if child is not None:
+            return self._child(child, method, params)
+        return self._frame(method, params, main=True)
+
+    def _frame(self, method: str, params: dict, main: bool) -> list[tuple]:
         if method in ("item/started", "item/completed"):
-            return self._item(params.get("item") or {}, done=method == "item/completed")
+            item = params.get("item") or {}
+            if item.get("id") in self._tasks:
+                return self._task_ended(item) if method == "item/completed" else []
+            return self._item(item, done=method == "item/completed", main=main)
         if method == "item/agentMessage/delta":
             return [("append", self._id(params.get("itemId")), params.get("delta") or "", self._skeleton(
                 "assistant", params.get("itemId")))]
@@ -281,8 +301,82 @@ class CodexProjector:
     def _skeleton(self, kind: str, ref) -> dict:
         return {"id": self._id(ref), "kind": kind, "text": "", "streaming": True}
 
-    def _item(self, item: dict, done: bool) -> list[tuple]:
+    # ---- child agents (features.multi_agent_v2) and background terminals -----------------------
+
+    def _child(self, child: dict, method: str, params: dict) -> list[tuple]:
+        """A frame of a child agent's own thread: its items go under its subagent item, and its
+        turns say whether it runs."""
+        if method == "turn/started" or method == "turn/completed":
+            status = "running" if method == "turn/started" else \
+                TURN_STATUS.get((params.get("turn") or {}).get("status"), "done")
+            child["running"] = status == "running"
+            return [("upsert", {"id": self._id(f"sub-{child['ref']}"), "kind": "subagent", "status": status}),
+                    self._background()]
+        ops = self._frame(method, params, main=False)
+        for op in ops:
+            if op[0] == "upsert":
+                op[1]["parentToolUseId"] = child["ref"]
+            elif op[0] == "append" and op[3] is not None:
+                op[3]["parentToolUseId"] = child["ref"]
+        return ops
+
+    def _spawned(self, item: dict) -> list[tuple]:
+        ref, thread = item.get("id"), item.get("agentThreadId")
+        if not isinstance(thread, str) or thread in self._children:
+            return []
+        name = (item.get("agentPath") or "").rstrip("/").rsplit("/", 1)[-1] or "agent"
+        self._children[thread] = {"ref": ref, "description": name, "running": True}
+        return [("upsert", {"id": self._id(f"sub-{ref}"), "kind": "subagent", "toolUseId": ref, "taskId": thread,
+                            "description": name, "agentPath": item.get("agentPath"),
+                            "subagentType": None, "model": item.get("model"), "status": "running",
+                            "parentToolUseId": None}),
+                self._background()]
+
+    def turn_ending(self) -> list[tuple]:
+        """The main turn ends: a command still running (Codex let it outlive its yield time) goes
+        on as a background task of its own."""
+        ops = []
+        for ref, command in self._commands.items():
+            task = {"id": self._id(f"task-{ref}"), "kind": "task", "taskId": command["processId"],
+                    "toolUseId": ref, "taskType": "terminal", "description": command["command"] or "",
+                    "command": command["command"], "status": "running"}
+            self._tasks[ref] = task
+            ops += [("upsert", {"id": self._id(ref), "kind": "tool", "state": "done", "background": True}),
+                    ("upsert", task)]
+        self._commands.clear()
+        return ops + [self._background()] if ops else ops
+
+    def _task_ended(self, item: dict) -> list[tuple]:
+        task = self._tasks.pop(item.get("id"))
+        stopped = task["taskId"] in self._stopping
+        self._stopping.discard(task["taskId"])
+        status = "stopped" if stopped else "done" if item.get("status") == "completed" else "error"
+        ended = {"id": task["id"], "kind": "task", "status": status, "output": item.get("aggregatedOutput")}
+        if isinstance(item.get("exitCode"), int) and not stopped:
+            ended["exitCode"] = item["exitCode"]
+        return [("upsert", ended), self._background()]
+
+    def stop_requested(self, task_id: str) -> None:
+        """devhost asked Codex to end this task: its end reads stopped, not failed."""
+        self._stopping.add(task_id)
+
+    def _background(self) -> tuple:
+        return ("background", [{"taskId": thread, "kind": "subagent", "description": child["description"]}
+                               for thread, child in self._children.items() if child["running"]]
+                + [{"taskId": task["taskId"], "kind": "task", "description": task["description"]}
+                   for task in self._tasks.values()])
+
+    def _item(self, item: dict, done: bool, main: bool = True) -> list[tuple]:
         kind, ref = item.get("type"), item.get("id")
+        if kind == "subAgentActivity":
+            return self._spawned(item) if item.get("kind") == "started" else []
+        if kind == "collabAgentToolCall":
+            state = {"completed": "done", "failed": "error"}.get(item.get("status"), "running")
+            return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref,
+                                "name": f"agents.{item.get('tool')}", "output": None,
+                                "input": {"agents": [self._children[t]["description"] for t in
+                                                     item.get("receiverThreadIds") or [] if t in self._children]},
+                                "state": state if done else "running", "parentToolUseId": None})]
         if kind == "agentMessage":
             return [("upsert", {**self._skeleton("assistant", ref), "text": item.get("text") or "",
                                 "streaming": not done, **({"phase": item["phase"]} if item.get("phase") else {})})] \
@@ -294,6 +388,9 @@ class CodexProjector:
         if kind == "commandExecution":
             if done:
                 self._outputs.pop(ref, None)
+                self._commands.pop(ref, None)
+            elif main and isinstance(item.get("processId"), str):
+                self._commands[ref] = {"processId": item["processId"], "command": item.get("command")}
             state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
             return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref, "name": "shell",
                                 "input": {"command": item.get("command"), "cwd": item.get("cwd")},

@@ -157,9 +157,9 @@ class ClaudeDriver:
         fields = {"cancel_queued": True} if _CANCEL_QUEUED in self.capabilities else {}
         return [self._control("interrupt", **fields)]
 
-    def stop_task_frames(self, task_id: str) -> list[dict]:
-        """Ends a background task (a subagent or a background shell) by its task id; the CLI
-        answers with task_updated "killed" and task_notification "stopped"."""
+    def stop_task_frames(self, task_id: str, kind: str = "task") -> list[dict]:
+        """Ends a background task (a subagent or a background shell, ``kind``) by its task id;
+        the CLI answers with task_updated "killed" and task_notification "stopped"."""
         return [self._control("stop_task", task_id=task_id)]
 
     def expire(self, request_id) -> list:

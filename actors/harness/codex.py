@@ -109,6 +109,7 @@ class CodexDriver:
         self.waiting: set[str] = set()
         self._network_wait_turn: str | None = None  # the turn Codex is waiting for the network in
         self._turn_failure: str | None = None  # why devhost stopped the turn, when it did
+        self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -121,7 +122,7 @@ class CodexDriver:
         return fx.Deadline(frame["id"], seconds)
 
     def start_frames(self) -> list[dict]:
-        return [self._call("initialize", {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": False}})]
+        return [self._call("initialize", {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}})]
 
     def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]],
                        model: str | None = None) -> list:
@@ -194,6 +195,9 @@ class CodexDriver:
         return True, self._notification(method, params)
 
     def _notification(self, method: str, params: dict) -> list:
+        thread = params.get("threadId")
+        if isinstance(thread, str) and self.thread_id is not None and thread != self.thread_id:
+            return self._child_notification(thread, method, params)
         if method == "error" and params.get("willRetry") and "waiting for network" in str(
                 (params.get("error") or {}).get("message", "")):
             # With unbounded connection retries Codex never fails a turn whose provider is
@@ -224,6 +228,30 @@ class CodexDriver:
             total = ((params.get("tokenUsage") or {}).get("last") or {})
             return [fx.Usage(tuple((k, v) for k, v in total.items() if isinstance(v, int)))]
         return []
+
+    def _child_notification(self, thread: str, method: str, params: dict) -> list:
+        """A child agent's thread (Codex's multi-agent tools): its turns are its own, never the
+        chat's; only which of them runs is kept, so it can be stopped."""
+        if method == "turn/started":
+            self._children[thread] = (params.get("turn") or {}).get("id")
+        elif method == "turn/completed":
+            self._children[thread] = None
+        return []
+
+    def stop_task_frames(self, task_id: str, kind: str = "task") -> list:
+        """Ends a child agent's running turn, or a command that runs on in the background (a
+        background terminal, by its process id); [] when there is nothing of it to end."""
+        if self.thread_id is None:
+            return []
+        if kind == "subagent":
+            turn = self._children.get(task_id)
+            if not turn:
+                return []
+            frame = self._call("turn/interrupt", {"threadId": task_id, "turnId": turn})
+        else:
+            frame = self._call("thread/backgroundTerminals/terminate",
+                               {"threadId": self.thread_id, "processId": task_id})
+        return [frame, self._deadline(frame)]
 
     def _turn_completed(self, turn: dict) -> list:
         if turn.get("id") not in (None, self._turn_id) and self._turn_id is not None:
@@ -282,6 +310,8 @@ class CodexDriver:
             return [fx.Delivery(context["message_id"], "error", f"Codex refused the message: {message}")]
         if method == "turn/interrupt" and error and "no active turn" not in message:
             return [fx.ControlFailed(f"Codex refused the interrupt: {message}")]
+        if method == "thread/backgroundTerminals/terminate" and (error or result.get("terminated") is False):
+            return [fx.ControlFailed(f"Codex could not stop the background command: {message if error else 'it had ended'}")]
         return []
 
     def _thread_ready(self, method: str, result: dict, error, message: str) -> list:

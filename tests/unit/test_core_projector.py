@@ -12,7 +12,8 @@ import pytest
 from actors.core.projector import PROJECTORS, ClaudeProjector, CodexProjector
 from actors.core.thread import Thread, new_info
 from actors.harness.claude import session_only
-from tests.projected import FIXTURES, claude_frames, claude_written, codex_frames, ops, thread_from, upserts
+from tests.projected import (FIXTURES, apply_ops, claude_frames, claude_written, codex_frames, ops, thread_from,
+                             upserts)
 
 
 def of_kind(thread: Thread, kind: str) -> list[dict]:
@@ -446,3 +447,85 @@ def test_a_turn_ending_leaves_a_subagents_running_tools_running_and_a_dead_cli_s
     thread.set_info(background=[{"taskId": "a1", "kind": "subagent", "description": ""}])
     thread.stop_background()
     assert thread.item("agent")["status"] == "stopped" and thread.info["background"] == []
+
+
+# ---- Codex: child agents (features.multi_agent_v2) and background terminals -------------------
+
+def _main_thread(frames: list[dict]) -> str:
+    return next(f["params"]["threadId"] for f in frames if f.get("method") == "turn/started")
+
+
+def _until_main_turn_ends(frames: list[dict]) -> tuple[list[dict], list[dict]]:
+    main = _main_thread(frames)
+    end = next(n for n, f in enumerate(frames) if f.get("method") == "turn/completed"
+               and f["params"]["threadId"] == main)
+    return frames[:end + 1], frames[end + 1:]
+
+
+def test_codex_a_child_agent_is_a_subagent_item_with_its_own_items_grouped_under_it():
+    frames = codex_frames("subagent")
+    thread = thread_from(CodexProjector("g"), frames)
+    [agent] = of_kind(thread, "subagent")
+    spawned = next(f["params"]["item"] for f in frames if (f.get("params") or {}).get("item", {}).get("type")
+                   == "subAgentActivity")
+    assert agent["toolUseId"] == spawned["id"] and agent["taskId"] == spawned["agentThreadId"]
+    assert agent["description"] == "greeter" and agent["agentPath"] == "/root/greeter" and agent["status"] == "done"
+    [shell] = [i for i in of_kind(thread, "tool") if i["name"] == "shell"]
+    assert shell["parentToolUseId"] == agent["toolUseId"] and shell["state"] == "done"
+    assert "sub-hello" in shell["output"]
+    words = {i["text"]: i.get("parentToolUseId") for i in of_kind(thread, "assistant")}
+    assert words == {"SUB-DONE": agent["toolUseId"], "The agent said SUB-DONE.": None}
+    [wait] = [i for i in of_kind(thread, "tool") if i["name"] == "agents.wait"]
+    assert wait["state"] == "done" and wait["parentToolUseId"] is None
+    assert thread.info["background"] == []
+
+
+def test_codex_a_child_agent_is_background_work_while_its_turn_runs():
+    frames = codex_frames("subagent")
+    child_started = next(n for n, f in enumerate(frames) if f.get("method") == "turn/started"
+                         and f["params"]["threadId"] != _main_thread(frames))
+    thread = thread_from(CodexProjector("g"), frames[:child_started + 1])
+    [agent] = of_kind(thread, "subagent")
+    assert agent["status"] == "running"
+    assert thread.info["background"] == [{"taskId": agent["taskId"], "kind": "subagent", "description": "greeter"}]
+
+
+def test_codex_a_child_agent_whose_turn_was_interrupted_reads_stopped():
+    thread = thread_from(CodexProjector("g"), codex_frames("subagent_stop"))
+    [agent] = of_kind(thread, "subagent")
+    assert agent["status"] == "stopped" and thread.info["background"] == []
+
+
+def test_codex_a_command_that_outlives_its_turn_becomes_a_task_that_ends_stopped_when_asked():
+    projector = CodexProjector("g")
+    during, after = _until_main_turn_ends(codex_frames("background_terminal"))
+    thread = thread_from(projector, during)
+    apply_ops(thread, projector.turn_ending())  # the chat asks before it closes the turn
+    thread.end_turn("done")
+    [tool] = of_kind(thread, "tool")
+    [task] = of_kind(thread, "task")
+    assert tool["state"] == "done" and tool["background"] is True  # not failed by the turn's end
+    assert task["status"] == "running" and task["toolUseId"] == tool["toolUseId"] and task["taskType"] == "terminal"
+    assert "sleep 30; echo bg-done" in task["command"] and task["taskId"].isdigit()  # Codex's process id
+    assert thread.info["background"] == [{"taskId": task["taskId"], "kind": "task", "description": task["command"]}]
+    projector.stop_requested(task["taskId"])
+    apply_ops(thread, [op for frame in after for op in projector.project(frame)])
+    task = of_kind(thread, "task")[0]
+    assert task["status"] == "stopped" and "exitCode" not in task and thread.info["background"] == []
+    assert of_kind(thread, "tool")[0]["state"] == "done"
+
+
+def test_codex_a_background_command_that_ends_unasked_keeps_its_outcome_and_exit_code():
+    projector = CodexProjector("g")
+    during, after = _until_main_turn_ends(codex_frames("background_terminal"))
+    thread = thread_from(projector, during)
+    apply_ops(thread, projector.turn_ending())
+    apply_ops(thread, [op for frame in after for op in projector.project(frame)])
+    [task] = of_kind(thread, "task")
+    assert task["status"] == "error" and task["exitCode"] == -1
+
+
+def test_codex_a_turn_that_ends_with_nothing_running_leaves_nothing_behind():
+    projector = CodexProjector("g")
+    thread_from(projector, codex_frames("frames-basic"))
+    assert projector.turn_ending() == []

@@ -231,8 +231,9 @@ APPROVAL = "item/commandExecution/requestApproval"
 def test_start_is_initialize_with_params_and_its_reply_sends_initialized_and_thread_start_in_the_folder():
     driver = CodexDriver(cwd="/home/dev/cx/steer/work")
     (initialize,) = driver.start_frames()
+    # experimentalApi: ending one background terminal (thread/backgroundTerminals/terminate) needs it.
     assert initialize == {"id": initialize["id"], "method": "initialize",
-                          "params": {"clientInfo": codex.CLIENT_INFO, "capabilities": {"experimentalApi": False}}}
+                          "params": {"clientInfo": codex.CLIENT_INFO, "capabilities": {"experimentalApi": True}}}
     write, deadline = answer(driver, initialize, recorded_reply("frames-steer", "initialize"))
     initialized, start = write.frames
     assert initialized == {"method": "initialized"}
@@ -878,3 +879,56 @@ def test_progress_after_waiting_for_the_network_cancels_the_stop():
     driver.decode(_waiting_for_network())
     driver.decode({"method": "item/agentMessage/delta", "params": {"itemId": "m", "delta": "hi"}})
     assert driver.expire(codex.NETWORK_WAIT_KEY) == []
+
+
+# ---- child agents and background terminals ---------------------------------------------------
+
+def _child_thread(name: str) -> str:
+    return next(f["params"]["item"]["agentThreadId"] for f in server_frames(name)
+                if f.get("method") == "item/started" and f["params"]["item"]["type"] == "subAgentActivity")
+
+
+def test_a_child_agents_turns_are_not_the_chats_turns():
+    run = replay("subagent")
+    assert len(run.effects(fx.TurnStarted)) == 1 and len(run.effects(fx.TurnEnded)) == 1
+    assert isinstance(run.effects()[-1], fx.TurnEnded)  # the chat's turn ends with the parent's, last
+    main = recorded_reply("subagent", "thread/start")["result"]["thread"]["id"]
+    assert run.driver.thread_id == main
+
+
+def test_stopping_a_child_agent_interrupts_its_running_turn_on_its_own_thread():
+    child, frames = _child_thread("subagent"), server_frames("subagent")
+    started = next(n for n, f in enumerate(frames) if f.get("method") == "turn/started"
+                   and f["params"]["threadId"] == child)
+    driver = ready_driver("subagent")
+    for frame in frames[:started + 1]:
+        if "method" in frame:
+            driver.decode(frame)
+    interrupt, deadline = driver.stop_task_frames(child, "subagent")
+    assert interrupt["method"] == "turn/interrupt"
+    assert interrupt["params"] == {"threadId": child, "turnId": frames[started]["params"]["turn"]["id"]}
+    assert deadline == fx.Deadline(interrupt["id"], codex.REPLY_DEADLINE)
+
+
+def test_a_child_agent_whose_turn_ended_has_nothing_to_interrupt():
+    run = replay("subagent")
+    assert run.driver.stop_task_frames(_child_thread("subagent"), "subagent") == []
+
+
+def test_stopping_a_background_command_terminates_its_process_on_the_chats_thread():
+    driver = ready_driver("background_terminal")
+    sent = recorded_request("background_terminal", "thread/backgroundTerminals/terminate")
+    terminate, _ = driver.stop_task_frames(sent["params"]["processId"], "task")
+    assert terminate == {**sent, "id": terminate["id"]}  # what Codex was recorded accepting
+    reply = recorded_reply("background_terminal", "thread/backgroundTerminals/terminate")
+    assert reply["result"] == {"terminated": True} and answer(driver, terminate, reply) == []
+
+
+@pytest.mark.parametrize("reply, said", [
+    ({"result": {"terminated": False}}, "it had ended"),
+    ({"error": {"code": -32600, "message": "unknown process"}}, "unknown process")])
+def test_a_background_command_codex_could_not_stop_is_a_control_failure(reply, said):
+    driver = ready_driver("background_terminal")
+    terminate, _ = driver.stop_task_frames("4242", "task")
+    [failed] = answer(driver, terminate, reply)
+    assert isinstance(failed, fx.ControlFailed) and said in failed.message
