@@ -27,10 +27,11 @@ import pykka
 
 from actors import chatlog
 from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
+from actors.core import limits
 from actors.core import queue as q
-from actors.core.thread import host_id
+from actors.core.thread import host_id, now_ms
 from actors.errors import ChatError
-from actors.guard import guarded, spawn_logged
+from actors.guard import guarded, spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
 from actors.messages import Send
 from actors.native_face import NativeFace
@@ -41,6 +42,7 @@ from actors.tell import tell
 from storage.history import HistoryWriteError
 
 # A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
+LIMIT_WAIT = 5.0  # seconds a take-up waits for a turn in its way
 HEARTBEAT_SECONDS = float(os.environ.get("DEVHOSTD_HEARTBEAT_SECONDS") or 30.0)
 HISTORY_BROKEN = ("not sent: the session's event history could not be written, so devhost stopped its CLI; "
                   "close the session and resume it")
@@ -50,9 +52,12 @@ class Chat(pykka.ThreadingActor):
     def __init__(self, *, chat_id: str, harness, cwd: str, command: tuple[str, ...], model: str | None,
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
-                 start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None):
+                 start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
+                 limit_resume: bool = False):
         super().__init__()
         self._id = chat_id
+        self._limit_resume = limit_resume  # [core] resume_at_reset: the host takes limited turns up again
+        self._limit_timer = None
         self._harness = harness
         self._registry = registry
         self._resuming_on = resuming_on
@@ -61,6 +66,7 @@ class Chat(pykka.ThreadingActor):
                                    store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
                                    stored=stored, resume=resume, imported=imported, log=self.log)
         info = self.durable.info
+        info["limitResume"] = limit_resume  # whether this host takes limited turns up again (clients ask)
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
@@ -92,11 +98,14 @@ class Chat(pykka.ThreadingActor):
                 self._send_to_cli(q.RESUME_PROMPT)
         if self._start_cli and not self.link.running:
             self._start_process()
+        self._arm_limit_resume()  # a take-up owed before a restart keeps its time
         self.durable.tell_registry()
         self._publish_state()
 
     def on_stop(self) -> None:
         self._heartbeat.kill(block=False)
+        if self._limit_timer is not None:
+            self._limit_timer.kill(block=False)
         self.link.fail_sends("the session was removed")
         self.native.close_sockets(1000)  # the daemon is stopping, or the chat was killed
         self.link.shut()
@@ -119,6 +128,8 @@ class Chat(pykka.ThreadingActor):
             record["nativeSessionId"] = self.link.native_id
         if info.get("background"):
             record["background"] = len(info["background"])  # subagents and shells still running
+        if info.get("limit"):
+            record["limit"] = info["limit"]  # the last turn stopped on a usage limit or an overloaded model
         if self.link.retrying and self.link.turn_active:
             # The CLI is retrying a failed model request: a reply under way may come out short.
             record["retrying"] = self.link.retrying
@@ -250,7 +261,8 @@ class Chat(pykka.ThreadingActor):
     def history(self, cursor: str | None = None, limit: int = 60) -> dict:
         return self.durable.history(cursor, limit)
 
-    def configure(self, model: str | None = None, runtime_mode: str | None = None) -> dict:
+    def configure(self, model: str | None = None, runtime_mode: str | None = None,
+                  resume_at_reset: bool | None = None) -> dict:
         """New settings apply to the next process; the conversation goes on."""
         info = self.durable.info
         if model is not None:
@@ -258,11 +270,18 @@ class Chat(pykka.ThreadingActor):
             self._pending_model = model
         if runtime_mode is not None:
             info["runtimeMode"] = runtime_mode
+        if resume_at_reset is not None:
+            info["resumeAtReset"] = resume_at_reset
+            if not resume_at_reset:
+                self._lapse_limit_resume()
+            elif "resumeAt" not in info and limits.owed_when_switched_on(info.get("limit"), now_ms()):
+                self._owe_limit_resume()
         self.durable.emit(self.durable.thread.refresh_info())
         return info
 
     def core_send(self, text: str, delivery: str | None = None) -> dict:
         self._open_session()  # a message from the core opens a closed session again
+        self._lapse_limit_resume()  # the person goes on: no take-up of the limited turn
         durable, info = self.durable, self.durable.info
         busy = durable.thread.busy()
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
@@ -297,6 +316,7 @@ class Chat(pykka.ThreadingActor):
 
     def send_now(self, message_id: str) -> dict:
         self._refuse_if_steering(message_id)
+        self._lapse_limit_resume()
         q.to_front(self.durable.info, message_id, self._id)
         self.durable.emit(self.durable.thread.refresh_info())
         if self.durable.thread.busy():
@@ -332,6 +352,7 @@ class Chat(pykka.ThreadingActor):
         return {}
 
     def cancel(self, subagents: bool = False) -> dict:
+        self._lapse_limit_resume()
         self.durable.info["queuePaused"] = True
         self.durable.emit(self.durable.thread.refresh_info())
         if self.durable.thread.busy():
@@ -395,6 +416,7 @@ class Chat(pykka.ThreadingActor):
     def clear(self, force: bool = False) -> dict:
         if self.durable.thread.busy() and not force:
             raise ChatError("chat-busy", f"Chat {self._id} is still working on the previous message")
+        self._lapse_limit_resume()
         self._retire_cli()
         self.link.native_id = None
         self.durable.reset()
@@ -478,8 +500,8 @@ class Chat(pykka.ThreadingActor):
         self.durable.emit(self.durable.thread.set_info(running=False))
         self._publish_state()
 
-    def _finish_turn(self, state: str, process_gone: bool = False) -> None:
-        self.durable.finish_turn(state, process_gone)
+    def _finish_turn(self, state: str, process_gone: bool = False, limit: dict | None = None) -> None:
+        self.durable.finish_turn(state, process_gone, limit=limit)
         self._stop_requested = False
         chosen, self._advance_after_stop = self._advance_after_stop, None
         if chosen is not None and any(m["id"] == chosen for m in self.durable.info["queue"]):
@@ -494,6 +516,66 @@ class Chat(pykka.ThreadingActor):
         if message is not None:
             self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",
                                 queued_id=message["id"])
+
+    # ---- usage limits: taking a limited turn up again (core/limits.py) --------------------------
+
+    def _owe_limit_resume(self) -> None:
+        """Right after a limited turn (or when the chat turns resume on): the take-up is owed when
+        the host installed it and the chat did not turn it off."""
+        info = self.durable.info
+        limit, turns = info.get("limit"), self.durable.thread.turns()
+        if not self._limit_resume or info.get("resumeAtReset") is False or not limit or not turns:
+            return
+        at = limits.resume_at(limit, limits.tries(turns), now_ms())
+        if at is None:
+            return
+        self.durable.emit(self.durable.thread.set_info(resumeAt=at))
+        self._log("turn.resume-owed", turn=turns[-1]["id"], at=chatlog.iso_ms(at), kind=limit["kind"])
+        self._arm_limit_resume()
+
+    def _arm_limit_resume(self) -> None:
+        at = self.durable.info.get("resumeAt")
+        if self._limit_timer is not None:
+            self._limit_timer.kill(block=False)
+            self._limit_timer = None
+        if isinstance(at, int) and self._limit_resume:
+            self._limit_timer = spawn_later_logged(max(0.0, (at - now_ms()) / 1000), tell, self.actor_ref,
+                                                   "take_up_after_limit", at)
+
+    def _lapse_limit_resume(self) -> None:
+        if "resumeAt" in self.durable.info:
+            self.durable.info.pop("resumeAt")
+            self.durable.emit(self.durable.thread.refresh_info())
+            self._log("turn.resume-lapsed")
+        if self._limit_timer is not None:
+            self._limit_timer.kill(block=False)
+            self._limit_timer = None
+
+    @guarded
+    def take_up_after_limit(self, at: int) -> None:
+        """The limit lifted: the limited turn is taken up on the CLI's own session, once, as a
+        turn of its own; the queue goes on after it."""
+        info, thread = self.durable.info, self.durable.thread
+        if info.get("resumeAt") != at or self.durable.frozen or self.durable.removed:
+            return  # lapsed, or owed anew since
+        if thread.busy() or self.link.starting:
+            self._limit_timer = spawn_later_logged(LIMIT_WAIT, tell, self.actor_ref, "take_up_after_limit", at)
+            return  # something is in the way: the take-up waits
+        turns = thread.turns()
+        limit = turns[-1].get("limit") if turns else None
+        self._limit_timer = None
+        if not limit:
+            self._lapse_limit_resume()
+            return
+        words = limits.WAKE_WORDS[limit["kind"]]
+        info.pop("resumeAt", None)
+        info["queuePaused"] = False  # what waits goes out after the resumed turn
+        turn_id = host_id("turn")
+        self.durable.emit(thread.open_turn(turn_id, origin="agent", label=words["label"]))
+        self.durable.emit(thread.note("info", words["note"], turn_id=turn_id))
+        self._log("turn.resume-after-limit", turn=turns[-1]["id"], kind=limit["kind"])
+        self._send_to_cli(words["text"])
+        self._publish_state()
 
     # ---- what the link tells (LinkOwner) -------------------------------------------------------
 
@@ -515,6 +597,7 @@ class Chat(pykka.ThreadingActor):
             if turn is not None and turn["state"] == "running":
                 self.durable.emit(self.durable.thread.add_user(turn["id"], command.text, user_id, images))
             else:
+                self._lapse_limit_resume()
                 self.durable.open_turn(host_id("turn"), command.text, user_id, images=images)
         self._publish_state()
 
@@ -567,7 +650,17 @@ class Chat(pykka.ThreadingActor):
         state = "aborted" if effect.interrupted else ("error" if effect.error else "done")
         if effect.error:
             self.durable.emit(self.durable.thread.note("error", effect.error))
-        self._finish_turn(state)
+        if effect.limit:
+            self._log("turn.limit", turn=self.log.turn, kind=effect.limit["kind"], window=effect.limit.get("window"),
+                      resets=chatlog.iso_ms(effect.limit.get("resetsAt")))
+        self._finish_turn(state, limit=effect.limit)
+        if effect.limit:
+            self._owe_limit_resume()
+
+    def link_plan_usage(self, usage: dict) -> None:
+        """How much of the plan's usage window is used (a warning before the wall)."""
+        if not self.durable.frozen and self.durable.info.get("planUsage") != usage:
+            self.durable.emit(self.durable.thread.set_info(planUsage=usage))
 
     def link_notice(self, message: str) -> None:
         self.native.tell_everyone(message)

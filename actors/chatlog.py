@@ -45,6 +45,11 @@ def make_record(session_id: str, harness: str, record: str, fields: dict, root: 
             "fields": clean, **({"root": root} if root else {})}
 
 
+def iso_ms(ms) -> str | None:
+    """A time in ms since the epoch as UTC ISO 8601 (seconds), for a log field."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)) if isinstance(ms, int) else None
+
+
 def format_record(entry: dict) -> str:
     parts = [time.strftime("%H:%M:%S", time.localtime(entry["time"])), "chat", f"{entry['session']:<16}",
              f"{entry['harness']:<11}", f"{entry['record']:<18}"]

@@ -43,6 +43,7 @@ class LinkOwner(Protocol):
     def link_notice(self, message: str) -> None: ...
     def link_start_failed(self, message: str) -> None: ...
     def link_turn_started(self) -> None: ...
+    def link_plan_usage(self, usage: dict) -> None: ...
 
 
 @dataclass
@@ -328,6 +329,12 @@ class CliLink:
                                                ("status", effect.status), ("error", effect.error)) if v is not None}
             self._log("turn.retry", turn=self._chatlog.turn, attempt=effect.attempt, of=effect.of,
                       status=effect.status, error=effect.error)
+            return True
+        if isinstance(effect, fx.PlanUsage):
+            usage = dict(effect.usage)
+            self._log("usage.window", window=usage.get("window"), used=usage.get("utilization"),
+                      status=usage.get("status"), resets=chatlog.iso_ms(usage.get("resetsAt")))
+            self._owner.link_plan_usage(usage)
             return True
         if isinstance(effect, fx.Usage):
             self._log("turn.usage", turn=self._chatlog.turn, **dict(effect.fields))

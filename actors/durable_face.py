@@ -210,14 +210,14 @@ class DurableFace:
             info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
             self.emit(self.thread.refresh_info())
 
-    def finish_turn(self, state: str, process_gone: bool = False) -> None:
+    def finish_turn(self, state: str, process_gone: bool = False, limit: dict | None = None) -> None:
         if self.projector is not None and not process_gone and not (self.frozen or self.removed):
             # What the CLI lets run on past the turn becomes background work before the turn's
             # running tools are failed.
             self._apply(self.projector.turn_ending())
-        self.emit(self.thread.end_turn(state, process_gone=process_gone))
+        self.emit(self.thread.end_turn(state, process_gone=process_gone, limit=limit))
         if state in ("aborted", "error"):
-            self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue
+            self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (a limit holds it)
 
     def next_to_drain(self, explicit: bool) -> dict | None:
         message = q.next_to_drain(self.info, self.thread.busy(), explicit)
@@ -253,6 +253,8 @@ class DurableFace:
         info = self.info
         info.update(agentSessionId=None, running=False, activeTurnId=None, queue=[], queuePaused=False,
                     slashCommands=[], model=None)
+        info.pop("limit", None)
+        info.pop("resumeAt", None)
         info["usage"]["contextTokens"] = 0
         self.emit(self.thread.reset())
         self.reset_seq = self.seq

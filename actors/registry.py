@@ -52,14 +52,15 @@ class CoreClients:
 
 class Registry(pykka.ThreadingActor):
     def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on: bool = False,
-                 environment: dict | None = None, chat_options: dict | None = None):
+                 environment: dict | None = None, chat_options: dict | None = None, limit_resume: bool = False):
         super().__init__()
         self._store = ChatStore(data_dir)
         self._clients = clients
         self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
         self._resuming_on = resuming_on
         self._environment = environment if environment is not None else dict(os.environ)
-        self._chat_options = chat_options or {}  # for tests: e.g. a shorter acknowledgement timeout
+        # For tests: e.g. a shorter acknowledgement timeout; and [core] resume_at_reset.
+        self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume}
         self._order: list[str] = []  # chat ids, oldest first
         self._infos: dict[str, dict] = {}  # every chat, loaded or only stored
         self._refs: dict[str, pykka.ActorRef] = {}
@@ -85,7 +86,8 @@ class Registry(pykka.ThreadingActor):
                 daemon_log(f"bug: chat {chat_id} could not be read at start: {exc!r}")
                 continue
             self._note(chat_id, info)
-            if info.get("activeTurnId") or info.get("running"):
+            if info.get("activeTurnId") or info.get("running") or info.get("resumeAt"):
+                # (A take-up owed after a usage limit keeps its time: the chat's timer runs loaded.)
                 # Settle what a stop left running, without waiting for a client.
                 try:
                     self._load(chat_id, (record, log))  # read once: not again from disk

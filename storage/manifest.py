@@ -50,6 +50,7 @@ class Manifest:
     prompt: str = DEFAULT_PROMPT
     commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
     resume_interrupted_turns: bool = False  # [core]: resume a chat turn a stop cut off (at most once)
+    resume_at_reset: bool = False  # [core]: take a turn that hit a usage limit up again when it lifts
 
     def service_for_host(self, hostname: str) -> Service | None:
         hostname = hostname.lower().rstrip(".")
@@ -128,11 +129,14 @@ def parse_manifest(data: dict, path: str) -> Manifest:
             command[0] = os.path.normpath(os.path.join(base, command[0]))
         commands[harness] = tuple(command)
     core = data.get("core", {})
-    resume = core.get("resume_interrupted_turns", False) if isinstance(core, dict) else None
-    if not isinstance(resume, bool):
-        raise ManifestError(f"{path}: [core] resume_interrupted_turns must be true or false")
+    switches = {}
+    for key in ("resume_interrupted_turns", "resume_at_reset"):
+        value = core.get(key, False) if isinstance(core, dict) else None
+        if not isinstance(value, bool):
+            raise ManifestError(f"{path}: [core] {key} must be true or false")
+        switches[key] = value
     return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
-                    resume_interrupted_turns=resume)
+                    **switches)
 
 
 class ManifestSource:
@@ -179,10 +183,13 @@ def prompt_for(manifest: Manifest, directory: str) -> str:
 
 
 def is_git_checkout(directory: str) -> bool:
-    """Whether ``directory`` is inside a git work tree (a ``.git`` here or in a parent)."""
+    """Whether ``directory`` is inside a git work tree: a ``.git`` here or in a parent that is a
+    repository (it holds HEAD) or a worktree's pointer file. An empty ``.git`` folder is none:
+    Codex's sandbox leaves one in each folder it may write (/tmp too)."""
     path = os.path.realpath(directory)
     while True:
-        if os.path.exists(os.path.join(path, ".git")):
+        dot_git = os.path.join(path, ".git")
+        if os.path.isfile(dot_git) or os.path.exists(os.path.join(dot_git, "HEAD")):
             return True
         parent = os.path.dirname(path)
         if parent == path:

@@ -108,6 +108,24 @@ def tool_use_reply(name, input, text=None, id=None):
     return Reply(blocks, stop_reason="tool_use")
 
 
+def unified_headers(status, resets_at, utilization, claim="five_hour"):
+    """The ``anthropic-ratelimit-unified-*`` headers the API sends a subscription login (Claude
+    Code reads them only with an OAuth token): the overall status and the five-hour window's."""
+    return {"anthropic-ratelimit-unified-status": status,
+            "anthropic-ratelimit-unified-reset": str(int(resets_at)),
+            "anthropic-ratelimit-unified-representative-claim": claim,
+            "anthropic-ratelimit-unified-5h-status": status,
+            "anthropic-ratelimit-unified-5h-reset": str(int(resets_at)),
+            "anthropic-ratelimit-unified-5h-utilization": str(utilization)}
+
+
+def usage_limit_reply(resets_at, times=1):
+    """A subscription that used up its five-hour window: 429 with the unified headers saying
+    ``rejected`` and when the window resets (epoch seconds)."""
+    return error_reply(429, "rate_limit_error", "This request would exceed your account's rate limit.",
+                       times=times, headers=unified_headers("rejected", resets_at, 1.0))
+
+
 def error_reply(status, type, message, times=1, headers=None):
     """An HTTP error with an Anthropic error body, for ``times`` requests (None: for good)."""
     if times is not None and times < 1:
@@ -219,7 +237,7 @@ class MockAnthropic(ScriptedServer):
             return self._json(start_response, 200, self._message(reply, model))
         start_response("200 OK", [("Content-Type", "text/event-stream; charset=utf-8"),
                                   ("Cache-Control", "no-cache"),
-                                  ("request-id", self._request_id())])
+                                  ("request-id", self._request_id()), *reply.headers.items()])
         return self._events(reply, model)
 
     @staticmethod

@@ -106,7 +106,7 @@ class Reply:
     """One scripted answer to a model-turn request. Build it with the functions below."""
 
     def __init__(self, items=(), delay=0.0, status=200, error=None, times=1, headers=None,
-                 failure=None):
+                 failure=None, fields=None):
         # items: [{"type": "text", "chunks": [...]} | {"type": "function_call", ...}
         #         | {"type": "custom_tool_call", ...}]
         self.items = list(items)
@@ -116,6 +116,7 @@ class Reply:
         self.times = times
         self.headers = dict(headers or {})
         self.failure = failure  # message of a response.failed event
+        self.fields = dict(fields or {})  # more fields of an error reply's ``error`` object
 
     @property
     def id(self):
@@ -191,15 +192,32 @@ def wait_agent_reply(timeout_ms=20000):
                    "call_id": _new_id("call_mock_"), "arguments": json.dumps({"timeout_ms": timeout_ms})}])
 
 
-def error_reply(status, message, times=1, type=None, code=None, headers=None):
-    """An HTTP error with an OpenAI error body, for ``times`` requests (None: for good)."""
+def error_reply(status, message, times=1, type=None, code=None, headers=None, **fields):
+    """An HTTP error with an OpenAI error body, for ``times`` requests (None: for good);
+    ``fields`` go into the body's ``error`` object too."""
     if times is not None and times < 1:
         raise ValueError("times must be >= 1 or None")
     if type is None:
         type = {400: "invalid_request_error", 401: "invalid_request_error",
                 403: "permission_error", 404: "invalid_request_error",
                 429: "rate_limit_error"}.get(status, "server_error")
-    return Reply(status=status, error=(type, code, message), times=times, headers=headers)
+    return Reply(status=status, error=(type, code, message), times=times, headers=headers, fields=fields)
+
+
+def usage_limit_reply(resets_at, plan_type="plus", times=1):
+    """What ChatGPT's Codex service answers a plan that used up its window: 429 with
+    ``type: usage_limit_reached``, the plan and the reset time (epoch seconds), and the window's
+    usage headers."""
+    return error_reply(429, "The usage limit has been reached", times=times, type="usage_limit_reached",
+                       headers=usage_headers(100.0, 300, resets_at), plan_type=plan_type,
+                       resets_at=int(resets_at), resets_in_seconds=max(0, int(resets_at - time.time())))
+
+
+def usage_headers(used_percent, window_minutes, resets_at):
+    """The rate-limit headers the Codex service sends with every answer (primary window)."""
+    return {"x-codex-primary-used-percent": str(used_percent),
+            "x-codex-primary-window-minutes": str(window_minutes),
+            "x-codex-primary-reset-at": str(int(resets_at))}
 
 
 def failed_reply(message="mock stream failure"):
@@ -301,12 +319,12 @@ class MockOpenAI(ScriptedServer):
             err_type, code, message = reply.error
             return self._json(start_response, reply.status,
                               {"error": {"message": message, "type": err_type, "param": None,
-                                         "code": code}},
+                                         "code": code, **reply.fields}},
                               list(reply.headers.items()))
         model = (body.get("model") if isinstance(body, dict) else None) or MODEL_IDS[0]
         start_response("200 OK", [("Content-Type", "text/event-stream; charset=utf-8"),
                                   ("Cache-Control", "no-cache"),
-                                  ("x-request-id", self._request_id())])
+                                  ("x-request-id", self._request_id()), *reply.headers.items()])
         return self._events(reply, model)
 
     def _events(self, reply, model):

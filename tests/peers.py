@@ -50,8 +50,11 @@ def require_peers(*names):
         _check(name)
 
 
-def claude_env(home, mock_url):
+def claude_env(home, mock_url, oauth=False):
     """A complete environment for running claude against ``mock_url`` with HOME=``home``.
+
+    ``oauth``: log in with a (fake) subscription token instead of an API key; only then does
+    Claude Code read the API's unified rate-limit headers and report usage limits.
 
     ``home`` should be a fresh temporary directory; claude writes ~/.claude.json and ~/.claude/
     there. No onboarding file is needed in print mode with an API key. TMPDIR points inside
@@ -67,7 +70,7 @@ def claude_env(home, mock_url):
         "LANG": "C.UTF-8",
         "SHELL": "/bin/bash",
         "ANTHROPIC_BASE_URL": mock_url,
-        "ANTHROPIC_API_KEY": "sk-test",
+        **({"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-test"} if oauth else {"ANTHROPIC_API_KEY": "sk-test"}),
         # Without this the CLI also sends HEAD /api/hello and resolves api.anthropic.com.
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1",

@@ -3,6 +3,7 @@
 A subclass names its reply class, its default reply and the path suffix of its base URL, and
 answers requests in ``_app`` (taking each model-turn request's reply with ``_take``).
 """
+import copy
 import gzip
 import http
 import itertools
@@ -95,7 +96,9 @@ class ScriptedServer:
 
     def _one_shot(self, reply):
         """A copy of a repeated error reply, handed out so the queued one's repr stays truthful."""
-        return type(reply)(status=reply.status, error=reply.error, headers=reply.headers)
+        clone = copy.copy(reply)
+        clone.times = 1
+        return clone
 
     def _take(self, body):
         """Record a model-turn request and pick its reply."""

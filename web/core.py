@@ -110,7 +110,10 @@ class CoreService:
         runtime_mode = payload.get("runtimeMode")
         if runtime_mode is not None and runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
-        return _get(self._chat(payload).configure(model, runtime_mode))
+        resume_at_reset = payload.get("resumeAtReset")
+        if resume_at_reset is not None and not isinstance(resume_at_reset, bool):
+            raise ChatError("bad-request", "`resumeAtReset` must be true or false")
+        return _get(self._chat(payload).configure(model, runtime_mode, resume_at_reset))
 
     def do_chat_attach(self, payload, client):
         if client is None:

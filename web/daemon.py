@@ -121,7 +121,7 @@ def main(argv=None) -> int:
         catalog = _started(started, HarnessCatalog.start())
         registry = _started(started, Registry.start(
             os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
-            resuming_on=manifest_resumes(manifests)))
+            resuming_on=manifest_resumes(manifests), limit_resume=manifests.current().resume_at_reset))
     except (pykka.ActorDeadError, pykka.Timeout) as exc:
         print(f"devhostd: an actor failed to start: {exc!r}", file=sys.stderr)
         _stop(list(reversed(started)))

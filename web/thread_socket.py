@@ -120,6 +120,8 @@ def _settle(chat, command: dict, sink) -> None:
             chat.answer(command["requestId"], command["answers"]).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "stopTask":
             chat.stop_task(command["taskId"]).get(timeout=ASK_TIMEOUT)
+        elif command["type"] == "configure":
+            chat.configure(resume_at_reset=command["resumeAtReset"]).get(timeout=ASK_TIMEOUT)
         else:
             chat.stop_subagent(command["subagentId"]).get(timeout=ASK_TIMEOUT)
     except ChatError as exc:
@@ -140,6 +142,10 @@ def _parse(message):
         if not isinstance(value.get(field), str) or not value[field] or len(value[field]) > 300:
             raise CommandError(f"{kind} needs the {field} of what to stop")
         return {"type": kind, field: value[field]}
+    if kind == "configure":
+        if not isinstance(value.get("resumeAtReset"), bool):
+            raise CommandError("configure takes resumeAtReset: true or false")
+        return {"type": kind, "resumeAtReset": value["resumeAtReset"]}
     if kind not in ("approve", "answer"):
         command = parse_command(message)
         if not isinstance(command, (Send, Interrupt)):

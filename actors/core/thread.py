@@ -121,13 +121,19 @@ class Thread:
         parts.append(text)
         return [{"type": "delta", "itemId": item_id, "text": text}]
 
-    def open_turn(self, turn_id: str, origin: str = "user") -> list[dict]:
+    def open_turn(self, turn_id: str, origin: str = "user", label: str | None = None) -> list[dict]:
         self.failed = False
         turn = {"id": turn_id, "turnId": turn_id, "kind": "turn", "state": "running", "origin": origin,
                 "endedAt": None, "costUsd": 0, "createdAt": now_ms()}
+        if label:
+            turn["label"] = label  # why a turn no message opened runs (e.g. "Usage limit reset")
         events = self.upsert(turn)
         self.info["activeTurnId"] = turn_id
+        self.info.pop("limit", None)  # a limit holds until the next turn opens
         return events + self.refresh_info()
+
+    def turns(self) -> list[dict]:
+        return [self.items[item_id] for item_id in self.order if self.items[item_id]["kind"] == "turn"]
 
     def add_user(self, turn_id: str, text: str, item_id: str | None = None, images: int = 0) -> list[dict]:
         item = {"id": item_id or host_id("user"), "kind": "user", "turnId": turn_id, "text": text}
@@ -139,7 +145,8 @@ class Thread:
         return self.upsert({"id": item_id or host_id("note"), "kind": "note", "level": level, "text": text,
                             "turnId": turn_id if turn_id is not None else self.info.get("activeTurnId")})
 
-    def end_turn(self, state: str, cost: float | None = None, process_gone: bool = False) -> list[dict]:
+    def end_turn(self, state: str, cost: float | None = None, process_gone: bool = False,
+                 limit: dict | None = None) -> list[dict]:
         """Closes the active turn: streaming items stop, running tools fail, and on an abort (or a
         dead process) every pending request is cancelled, so none stays open under a finished turn."""
         turn = self.active_turn()
@@ -162,6 +169,9 @@ class Thread:
         ended = {**turn, "state": state, "endedAt": now_ms()}
         if cost:
             ended["costUsd"] = cost
+        if limit:
+            ended["limit"] = limit  # a usage limit or an overloaded model; info.limit repeats it
+            self.info["limit"] = limit
         events += self.upsert(ended)
         self.info["activeTurnId"] = None
         self.info["usage"]["turns"] += 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from actors.core import limits
 from actors.harness import effects as fx
 from storage.cli_files import claude_transcripts
 
@@ -113,6 +114,7 @@ class ClaudeDriver:
         self.capabilities: tuple[str, ...] = ()
         self.waiting: set[str] = set()  # written, not yet taken up or settled
         self._interrupting = False
+        self._rejected: dict | None = None  # the last rate_limit_event that refused (its reset)
 
     def _control(self, subtype: str, **fields) -> dict:
         self._request_counter += 1
@@ -201,6 +203,8 @@ class ClaudeDriver:
                 found.append(fx.TurnStarted())
             if isinstance(frame.get("model"), str):
                 found.append(fx.ModelInUse(frame["model"]))
+        elif kind == "rate_limit_event":
+            found.extend(self._rate_limit(frame.get("rate_limit_info")))
         elif kind == "result":
             found.append(self._result(frame))
             found.append(_usage(frame))
@@ -259,7 +263,40 @@ class ClaudeDriver:
         if not isinstance(text, str) or not text.strip():
             errors = [e for e in frame.get("errors") or [] if isinstance(e, str)]
             text = "; ".join(errors) or f"Claude Code turn failed ({reason or frame.get('subtype') or 'no reason given'})"
-        return fx.TurnEnded(error=text.strip())
+        return fx.TurnEnded(error=text.strip(), limit=self._limit_of(frame, text.strip()))
+
+    def _rate_limit(self, info) -> list:
+        """rate_limit_event (subscription logins only): the window's use, and its reset when the
+        service refused (a usage_limit_reached result follows). The window's own status says
+        ``allowed_warning`` even where the event's says ``allowed``."""
+        if not isinstance(info, dict):
+            return []
+        self._rejected = info if info.get("status") == "rejected" else None
+        window = info.get("rateLimitType") if isinstance(info.get("rateLimitType"), str) else None
+        if window is None:
+            return []
+        detail = (info.get("unifiedWindows") or {}).get(window) or {}
+        utilization = info.get("utilization", detail.get("utilization"))
+        return [fx.PlanUsage(tuple(limits.plan_usage(
+            window, utilization if isinstance(utilization, (int, float)) else None,
+            limits.epoch_ms(info.get("resetsAt")), detail.get("status") or info.get("status")).items()))]
+
+    def _limit_of(self, frame: dict, message: str) -> dict | None:
+        """A failed turn's limit: the plan's usage window (usage_limit_reached, with its reset),
+        or an overloaded / rate-limited model whose retries ran out (529, 429)."""
+        rejected, self._rejected = self._rejected, None
+        if frame.get("api_error") == "usage_limit_reached":
+            info = rejected or {}
+            limit = {"kind": "usage", "message": message}
+            if limits.epoch_ms(info.get("resetsAt")) is not None:
+                limit["resetsAt"] = limits.epoch_ms(info["resetsAt"])
+            if isinstance(info.get("rateLimitType"), str):
+                limit["window"] = info["rateLimitType"]
+            return limit
+        if frame.get("api_error_status") in (429, 529) or frame.get("api_error_type") in (
+                "overloaded_error", "rate_limit_error"):
+            return {"kind": "overload", "message": message}
+        return None
 
     def _reply(self, response: dict) -> list:
         subtype = self._ours.pop(response.get("request_id"), None)

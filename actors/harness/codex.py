@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+from actors.core import limits
 from actors.harness import effects as fx
 from storage.cli_files import codex_rollouts
 
@@ -110,6 +111,7 @@ class CodexDriver:
         self._network_wait_turn: str | None = None  # the turn Codex is waiting for the network in
         self._turn_failure: str | None = None  # why devhost stopped the turn, when it did
         self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
+        self._windows: list[dict] = []  # the plan's usage windows, as Codex last reported them
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -224,10 +226,48 @@ class CodexDriver:
             return self._turn_completed(params.get("turn") or {})
         if method == "serverRequest/resolved" and "requestId" in params:
             return [fx.RequestClosed(params["requestId"])]
+        if method == "account/rateLimits/updated":
+            return self._rate_limits(params.get("rateLimits"))
         if method == "thread/tokenUsage/updated":
             total = ((params.get("tokenUsage") or {}).get("last") or {})
             return [fx.Usage(tuple((k, v) for k, v in total.items() if isinstance(v, int)))]
         return []
+
+    def _rate_limits(self, limits_now) -> list:
+        """The plan's usage windows (sent after every model answer): kept for the reset time of a
+        usage limit, and the primary window's use reported."""
+        if not isinstance(limits_now, dict):
+            return []
+        windows = [w for w in (limits_now.get("primary"), limits_now.get("secondary")) if isinstance(w, dict)]
+        self._windows = windows or self._windows
+        if not windows:
+            return []
+        primary = windows[0]
+        used = primary.get("usedPercent")
+        utilization = round(used / 100, 4) if isinstance(used, (int, float)) else None
+        status = "rejected" if utilization is not None and utilization >= 1 else \
+            "allowed_warning" if utilization is not None and utilization >= limits.WARNING_UTILIZATION else "allowed"
+        return [fx.PlanUsage(tuple(limits.plan_usage(
+            limits.window_name(primary.get("windowDurationMins")), utilization, limits.epoch_ms(primary.get("resetsAt")),
+            status).items()))]
+
+    def _limit_of(self, info, message: str) -> dict | None:
+        """A failed turn's limit: the plan's usage window (usageLimitExceeded, reset from the
+        window that is used up), or a model that kept refusing (too many failed attempts on 429,
+        503 or 529, or an overloaded server)."""
+        if info == "usageLimitExceeded":
+            limit = {"kind": "usage", "message": message}
+            full = [w for w in self._windows if isinstance(w.get("usedPercent"), (int, float)) and w["usedPercent"] >= 100]
+            window = (full or self._windows or [None])[0]
+            if window and limits.epoch_ms(window.get("resetsAt")) is not None:
+                limit["resetsAt"] = limits.epoch_ms(window["resetsAt"])
+            if window and limits.window_name(window.get("windowDurationMins")):
+                limit["window"] = limits.window_name(window["windowDurationMins"])
+            return limit
+        failed = info.get("responseTooManyFailedAttempts") if isinstance(info, dict) else None
+        if info == "serverOverloaded" or (isinstance(failed, dict) and failed.get("httpStatusCode") in (429, 503, 529)):
+            return {"kind": "overload", "message": message}
+        return None
 
     def _child_notification(self, thread: str, method: str, params: dict) -> list:
         """A child agent's thread (Codex's multi-agent tools): its turns are its own, never the
@@ -264,7 +304,8 @@ class CodexDriver:
         if status == "failed":
             error = turn.get("error") if isinstance(turn.get("error"), dict) else {}
             message = error.get("message") if isinstance(error.get("message"), str) else ""
-            return [fx.TurnEnded(error=message.strip() or FAILED_TURN)]
+            message = message.strip() or FAILED_TURN
+            return [fx.TurnEnded(error=message, limit=self._limit_of(error.get("codexErrorInfo"), message))]
         if status == "interrupted":
             failure, self._turn_failure = self._turn_failure, None
             return [fx.TurnEnded(error=failure)] if failure else [fx.TurnEnded(interrupted=True)]

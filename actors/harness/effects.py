@@ -42,6 +42,14 @@ class TurnStarted:
 class TurnEnded:
     error: str | None = None  # None: completed or interrupted on request
     interrupted: bool = False
+    limit: dict | None = None  # a failed turn that hit a usage limit or an overloaded model (core/limits.py)
+
+
+@dataclass(frozen=True)
+class PlanUsage:
+    """How much of the plan's usage window is used, as the CLI reported it (a warning before
+    the wall): ``{window, utilization (0..1), status, resetsAt? (ms)}``."""
+    usage: tuple[tuple[str, object], ...]
 
 
 @dataclass(frozen=True)

@@ -309,6 +309,8 @@ def test_replies_to_requests_devhost_did_not_make_mean_nothing():
 def test_keep_alive_frames_are_dropped_and_unknown_frames_are_kept_without_effects():
     driver = ClaudeDriver()
     assert driver.decode({"type": "keep_alive"}) == (False, [])
+    assert driver.decode({"type": "a_future_frame", "data": {"status": "allowed"}}) == (True, [])
+    # A rate-limit event that names no window says nothing to show.
     assert driver.decode({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}}) == (True, [])
 
 
@@ -463,9 +465,9 @@ def test_a_session_id_is_a_name_never_a_pattern_or_a_path(tmp_path, pattern):
 def test_the_fixtures_are_the_recorded_sessions_these_tests_rely_on():
     # Guards against a fixture being trimmed to the point where a replay proves nothing.
     names = sorted(p.stem for p in FRAMES.glob("*.jsonl"))
-    assert names == sorted(["ask_question", "background_bash", "controls2", "err_401", "err_529_retry",
-                            "fold_during_tool", "initialize", "perm_allow", "perm_pending_interrupt", "plain",
-                            "queued", "subagent", "thinking"])
+    assert names == sorted(["ask_question", "background_bash", "controls2", "err_401", "err_529_exhausted",
+                            "err_529_retry", "fold_during_tool", "initialize", "perm_allow", "perm_pending_interrupt",
+                            "plain", "queued", "subagent", "thinking", "usage_limit", "usage_warning"])
     for name in names:
         assert any(r["dir"] == "cli->host" for r in recorded(name)), name
 
@@ -506,3 +508,37 @@ def test_a_turn_the_cli_starts_by_itself_after_background_work_ends_is_a_turn():
     assert len(run.effects(fx.TurnStarted)) == 2 and len(run.effects(fx.TurnEnded)) == 2
     second_init = [n for n, s in enumerate(run.steps) if s.frame.get("subtype") == "init"][1]
     assert fx.TurnStarted() in run.steps[second_init].effects
+
+
+# ---- usage limits and overloaded models ------------------------------------------------------
+
+RESETS_AT_MS = 1796160000 * 1000  # the reset time the recordings' mock named
+
+
+def test_a_turn_on_a_used_up_five_hour_window_ends_with_a_usage_limit_and_its_reset():
+    run = replay("usage_limit")  # a subscription login; the API refused with the unified headers
+    [ended] = run.effects(fx.TurnEnded)
+    assert ended.error.startswith("You've hit your 5-hour limit")
+    assert ended.limit == {"kind": "usage", "resetsAt": RESETS_AT_MS, "window": "five_hour", "message": ended.error}
+    [usage] = run.effects(fx.PlanUsage)
+    assert dict(usage.usage) == {"window": "five_hour", "utilization": 1, "status": "rejected",
+                                 "resetsAt": RESETS_AT_MS}
+
+
+def test_a_window_nearly_used_up_is_a_warning_and_the_turn_is_a_normal_one():
+    run = replay("usage_warning")
+    [usage] = run.effects(fx.PlanUsage)
+    assert dict(usage.usage) == {"window": "five_hour", "utilization": 0.93, "status": "allowed_warning",
+                                 "resetsAt": RESETS_AT_MS}
+    assert run.effects(fx.TurnEnded) == [fx.TurnEnded()]
+
+
+def test_an_overloaded_model_whose_retries_ran_out_ends_with_an_overload_limit():
+    run = replay("err_529_exhausted")
+    [ended] = run.effects(fx.TurnEnded)
+    assert ended.limit == {"kind": "overload", "message": ended.error} and "529" in ended.error
+
+
+def test_an_error_that_is_no_limit_has_none():
+    [ended] = replay("err_401").effects(fx.TurnEnded)
+    assert ended.error and ended.limit is None

@@ -539,7 +539,10 @@ def test_failed_turns_end_with_codexs_error_text_and_the_thread_stays_usable():
     failed = [f["params"]["turn"]["error"]["message"] for f in server_frames("frames-errors")
               if f.get("method") == "turn/completed" and f["params"]["turn"]["status"] == "failed"]
     assert len(failed) == 4 and failed[0].startswith("unexpected status 401 Unauthorized")
-    assert run.effects(fx.TurnEnded) == [fx.TurnEnded(error=message) for message in failed] + [fx.TurnEnded()]
+    # The 429 whose retries ran out is also an overloaded model's limit (see the limit tests below).
+    assert run.effects(fx.TurnEnded) == [fx.TurnEnded(error=message, limit={"kind": "overload", "message": message}
+                                                      if "429" in message else None)
+                                         for message in failed] + [fx.TurnEnded()]
 
 
 @pytest.mark.parametrize("error", [None, {}, {"message": "  "}, {"message": None}, "a string"])
@@ -932,3 +935,38 @@ def test_a_background_command_codex_could_not_stop_is_a_control_failure(reply, s
     terminate, _ = driver.stop_task_frames("4242", "task")
     [failed] = answer(driver, terminate, reply)
     assert isinstance(failed, fx.ControlFailed) and said in failed.message
+
+
+# ---- usage limits and overloaded models ------------------------------------------------------
+
+RESETS_AT_MS = 1796160000 * 1000  # the reset time the recordings' mock named
+
+
+def test_a_used_up_usage_window_ends_the_turn_with_a_usage_limit_and_the_windows_reset():
+    run = replay("usage_limit")
+    [ended] = run.effects(fx.TurnEnded)
+    assert ended.error.startswith("You’ve hit your usage limit")
+    assert ended.limit == {"kind": "usage", "resetsAt": RESETS_AT_MS, "window": "five_hour", "message": ended.error}
+    assert dict(run.effects(fx.PlanUsage)[0].usage)["status"] == "rejected"
+
+
+def test_rate_limit_updates_report_the_primary_windows_use_and_warn_past_eighty_percent():
+    run = replay("usage_warning")
+    [usage] = [dict(u.usage) for u in run.effects(fx.PlanUsage)]
+    assert usage == {"window": "five_hour", "utilization": 0.93, "status": "allowed_warning", "resetsAt": RESETS_AT_MS}
+    assert run.effects(fx.TurnEnded) == [fx.TurnEnded()]
+
+
+def test_rate_limit_updates_with_no_window_report_nothing():
+    # What Codex sends after every answer of a provider without usage headers (all null).
+    assert [e for e in replay("frames-basic").effects() if isinstance(e, fx.PlanUsage)] == []
+
+
+def test_a_model_that_kept_refusing_with_429_ends_the_turn_with_an_overload_limit():
+    [ended] = replay("rate_limited").effects(fx.TurnEnded)
+    assert ended.limit == {"kind": "overload", "message": ended.error} and "429" in ended.error
+
+
+def test_a_failure_that_is_no_limit_has_none():
+    ended = [e for e in replay("frames-errors").effects(fx.TurnEnded) if e.error]
+    assert ended and all(e.limit is None or "429" in e.error for e in ended)

@@ -259,8 +259,9 @@ def test_the_default_prompt_suggests_a_worktree_only_in_a_git_checkout(tmp_path)
     from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, default_manifest, prompt_for
     repo, plain = tmp_path / "repo", tmp_path / "plain"
     (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (repo / "web" / "src").mkdir(parents=True)
-    plain.mkdir()
+    (plain / ".git").mkdir(parents=True)  # empty, as Codex's sandbox leaves one: no repository
     manifest = default_manifest(str(tmp_path))
     assert prompt_for(manifest, str(repo / "web" / "src")) == DEFAULT_PROMPT  # a .git in a parent counts
     assert prompt_for(manifest, str(plain)) == DEFAULT_PROMPT_NO_GIT
