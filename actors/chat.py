@@ -648,7 +648,7 @@ class Chat(pykka.ThreadingActor):
         if not self.durable.thread.busy():
             return  # nothing of the thread runs (its turn was stopped here already)
         state = "aborted" if effect.interrupted else ("error" if effect.error else "done")
-        if effect.error:
+        if effect.error and not effect.limit:  # a limit's words are on its turn (limit.message)
             self.durable.emit(self.durable.thread.note("error", effect.error))
         if effect.limit:
             self._log("turn.limit", turn=self.log.turn, kind=effect.limit["kind"], window=effect.limit.get("window"),

@@ -17,7 +17,8 @@ Frames to the page:
 Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approve {requestId,
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
 in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
-{taskId}`` and ``stopSubagent {subagentId}`` for background work.
+{taskId}`` and ``stopSubagent {subagentId}`` for background work; ``configure
+{resumeAtReset}`` for the take-up of a turn that stopped on a usage limit.
 """
 from __future__ import annotations
 

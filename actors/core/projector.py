@@ -37,6 +37,8 @@ class ClaudeProjector:
         if kind == "stream_event":
             return self._stream(frame.get("event") or {}, frame.get("api_message_id") or "msg", parent)
         if kind == "assistant":
+            if frame.get("is_api_error_message"):
+                return []  # Claude Code's own words for a failed request: the turn's error says them
             return self._assistant(frame.get("message") or {}, parent)
         if kind == "user" and not frame.get("isReplay"):
             return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result"))

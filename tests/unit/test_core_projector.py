@@ -529,3 +529,9 @@ def test_codex_a_turn_that_ends_with_nothing_running_leaves_nothing_behind():
     projector = CodexProjector("g")
     thread_from(projector, codex_frames("frames-basic"))
     assert projector.turn_ending() == []
+
+
+def test_claude_its_own_words_for_a_failed_request_are_no_assistant_item():
+    # The turn's error (a note, or the limit's message) says them once.
+    thread = thread_from(ClaudeProjector("g"), claude_frames("usage_limit"))
+    assert of_kind(thread, "assistant") == []

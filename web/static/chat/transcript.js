@@ -58,6 +58,7 @@ export class Transcript {
       }
     } else if (event.type === "info") {
       this.info = event.info;
+      this.changed.add(`limit-${this.lastTurn}`); // its reset, take-up and queue are the info's
     } else if (event.type === "reset") {
       this.info = event.info;
       this.load({ seq: this.seq, items: event.items || [] });
@@ -87,8 +88,11 @@ export class Transcript {
     this.items.set(item.id, { ...item });
     this._bump(item.id);
     if (item.kind === "turn") {
-      this.sorted = null; // an interrupted turn gets a line after its items
+      this.sorted = null; // an interrupted or limited turn gets a line after its items
       this.changed.add(`end-${item.id}`);
+      this.changed.add(`limit-${item.id}`);
+      for (const id of this.turnUsers.get(item.id) || []) this.changed.add(id); // how its messages went
+      this.lastTurn = item.id;
     }
   }
 
@@ -201,6 +205,8 @@ export class Transcript {
       const turn = this.items.get(turnId);
       if (turn?.state === "aborted") entries.push([position + 0.1, `end-${turnId}`, { key: `end-${turnId}`,
         kind: "notice", text: "Interrupted." }]);
+      // A turn that stopped on a usage limit or an overloaded model says when it can go on.
+      if (turn?.limit) entries.push([position + 0.2, `limit-${turnId}`, { key: `limit-${turnId}`, limitOf: turnId }]);
     }
     for (const [commandId, local] of this.local) {
       if (!this.items.has(`user-${commandId}`)) entries.push([local.anchor - 0.5, `user-${commandId}`, { id: `user-${commandId}` }]);
@@ -211,6 +217,7 @@ export class Transcript {
   }
 
   _view(entry) {
+    if (entry.limitOf) return this._limitView(entry);
     if (!entry.id) return entry; // a note, or an interrupted turn's end
     const item = this.items.get(entry.id);
     if (!item) return this._userView(entry.id, null);
@@ -244,6 +251,18 @@ export class Transcript {
       .map((id) => this._view({ id })).filter((view) => view.kind !== "hidden");
   }
 
+  /** A limited turn's line: what stopped it, when it resets, and, while it is the chat's current
+   *  limit, what waits for it (the queue, a take-up the host owes) and the Resume-at-reset switch. */
+  _limitView(entry) {
+    const turn = this.items.get(entry.limitOf);
+    const info = this.info || {};
+    const current = entry.limitOf === this.lastTurn && Boolean(info.limit);
+    return { key: entry.key, kind: "limit", limit: turn.limit, current,
+             queued: current && Array.isArray(info.queue) ? info.queue.length : 0,
+             resumeAt: current ? info.resumeAt || null : null,
+             canResume: current && Boolean(info.limitResume), resumeOn: info.resumeAtReset !== false };
+  }
+
   /** What still runs in the background (info.background): subagents and shells. */
   background() {
     return Array.isArray(this.info?.background) ? this.info.background : [];
@@ -260,6 +279,7 @@ export class Transcript {
 
   /** Whether the agent answered after a message of its turn (it took the message up). */
   _answeredAfter(user) {
+    if (this.items.get(user.turnId)?.limit) return true; // the model refused it: the CLI had taken it up
     for (let i = this.position.get(user.id) + 1; i < this.order.length; i += 1) {
       const item = this.items.get(this.order[i]);
       if (item.turnId === user.turnId && item.kind !== "user" && item.kind !== "turn") return true;

@@ -11,7 +11,7 @@ import { LogView } from "./logview.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
 import { Transcript } from "./transcript.js";
-import { ConversationView } from "./view.js";
+import { ConversationView, countdown } from "./view.js";
 
 const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
 const STATUS_TEXT = { starting: "starting", idle: "idle", running: "running", requires_action: "requires action",
@@ -97,7 +97,12 @@ export class Panel {
       answer: (item, answers) => this.answer(item, { type: "answer", requestId: item.requestId, answers }, "answered"),
       stopTask: (item) => this.command({ type: "stopTask", taskId: item.taskId }),
       stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
+      configure: (fields) => this.command({ type: "configure", ...fields }),
     });
+    // A limited turn counts down to its reset.
+    setInterval(() => {
+      for (const node of this.root.querySelectorAll(".countdown")) node.textContent = countdown(Number(node.dataset.until));
+    }, 1000);
     this.view.onScrolled = () => this._saveScrollSoon();
     this.composer = new Composer({
       textarea: u.textarea, tray: u.tray,
@@ -649,7 +654,8 @@ export class Panel {
     u.badge.dataset.status = status;
     const background = this.transcript.background().length;
     // Idle with work still running in the background (a subagent, a shell): the badge says so.
-    u.badge.textContent = (STATUS_TEXT[status] || status) + (background ? ` · ${background} in background` : "");
+    u.badge.textContent = (STATUS_TEXT[status] || status) + (background ? ` · ${background} in background` : "")
+      + windowWarning(this.transcript.info?.planUsage);
     u.launcher.dataset.status = status;
     const conversation = this.store?.conversation;
     if (!conversation) return;
@@ -716,6 +722,15 @@ export class Panel {
   }
 }
 
+
+const WINDOW_NAMES = { five_hour: "5-hour", seven_day: "weekly", one_day: "daily", one_hour: "hourly" };
+
+/** Near the plan's usage limit: " · 93% of the 5-hour limit used" (nothing before the warning). */
+function windowWarning(usage) {
+  if (!usage || usage.status !== "allowed_warning" || typeof usage.utilization !== "number") return "";
+  const name = WINDOW_NAMES[usage.window] || "usage";
+  return ` · ${Math.round(usage.utilization * 100)}% of the ${name} limit used`;
+}
 
 /** When a conversation began: the time today, else the day. */
 function startedAt(ms) {

@@ -222,6 +222,24 @@ const RENDERERS = {
 
   error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
   notice: (item) => el("div", { class: "item notice" }, item.text),
+  limit: (item, actions) => {
+    const { kind, resetsAt, message } = item.limit;
+    const lines = [el("strong", {}, kind === "usage" ? "Usage limit reached" : "The model is overloaded"),
+      el("div", { class: "muted" }, message || "")];
+    if (resetsAt) {
+      lines.push(el("div", { class: "resets" }, `Resets at ${clockTime(resetsAt)}`,
+        item.current ? [" · ", el("span", { class: "countdown", dataset: { until: String(resetsAt) } },
+          countdown(resetsAt))] : null));
+    }
+    if (item.queued) lines.push(el("div", { class: "held" }, `${item.queued} queued ${item.queued === 1 ? "message waits" : "messages wait"} until then.`));
+    if (item.resumeAt) lines.push(el("div", { class: "muted" }, `Goes on by itself at ${clockTime(item.resumeAt)}.`));
+    if (item.canResume) {
+      const box = el("input", { type: "checkbox", checked: item.resumeOn,
+                                onchange: () => actions.configure({ resumeAtReset: box.checked }) });
+      lines.push(el("label", { class: "resume-at-reset" }, box, " Resume at reset"));
+    }
+    return el("div", { class: "item limit", dataset: { kind } }, lines);
+  },
   hidden: () => el("div", { class: "item hidden", hidden: true }),
 };
 
@@ -287,3 +305,20 @@ function block(label, value, open = false) {
   return details;
 }
 
+
+/** A time in the person's own clock (and day, when it is not today). */
+export function clockTime(ms) {
+  const date = new Date(ms);
+  const time = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return date.toDateString() === new Date().toDateString() ? time
+    : `${date.toLocaleDateString([], { weekday: "short", month: "short", day: "numeric" })} ${time}`;
+}
+
+/** How long until ``ms``: "in 2 h 08 min", "in 4 min 05 s", "now". */
+export function countdown(ms, now = Date.now()) {
+  const seconds = Math.max(0, Math.round((ms - now) / 1000));
+  if (seconds === 0) return "now";
+  const h = Math.floor(seconds / 3600), m = Math.floor((seconds % 3600) / 60), s = seconds % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return h ? `in ${h} h ${two(m)} min` : m ? `in ${m} min ${two(s)} s` : `in ${s} s`;
+}
