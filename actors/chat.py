@@ -580,7 +580,7 @@ class Chat(pykka.ThreadingActor):
     # ---- what the link tells (LinkOwner) -------------------------------------------------------
 
     def link_started(self) -> None:
-        self.durable.new_process()
+        self.durable.new_process()  # its reported cost starts from what the chat cost so far
         self.durable.emit(self.durable.thread.set_info(running=True))  # info.running: whether a process lives
 
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
@@ -656,6 +656,11 @@ class Chat(pykka.ThreadingActor):
         self._finish_turn(state, limit=effect.limit)
         if effect.limit:
             self._owe_limit_resume()
+
+    def link_facts(self, facts: dict) -> None:
+        """What the CLI reported of its session goes into the info, as reported."""
+        if not self.durable.frozen:
+            self.durable.report(facts)
 
     def link_plan_usage(self, usage: dict) -> None:
         """How much of the plan's usage window is used (a warning before the wall)."""

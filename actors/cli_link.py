@@ -44,6 +44,7 @@ class LinkOwner(Protocol):
     def link_start_failed(self, message: str) -> None: ...
     def link_turn_started(self) -> None: ...
     def link_plan_usage(self, usage: dict) -> None: ...
+    def link_facts(self, facts: dict) -> None: ...
 
 
 @dataclass
@@ -313,6 +314,10 @@ class CliLink:
             return False
         if isinstance(effect, fx.ModelInUse):
             self.model_in_use = effect.model
+            self._owner.link_facts({"model": effect.model})
+            return False
+        if isinstance(effect, fx.Facts):
+            self._owner.link_facts(dict(effect.fields))
             return False
         if isinstance(effect, fx.Write):
             self.write(list(effect.frames))

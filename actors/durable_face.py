@@ -81,6 +81,9 @@ class DurableFace:
             self.seq = 0
             self.reset_seq = 0
             self.fresh = True
+        # The chat's cost before the running process, and when the last turn ended (a turn's own
+        # cost is what was reported in between).
+        self._cost_base = self._cost_mark = self.info["usage"].get("costUsd", 0)
 
     @property
     def info(self) -> dict:
@@ -120,8 +123,27 @@ class DurableFace:
 
     def new_process(self) -> None:
         """A CLI process starts: its items get ids of a generation of their own, so a restarted
-        CLI never overwrites what an earlier one wrote."""
+        CLI never overwrites what an earlier one wrote. Its cost adds to what earlier ones cost."""
         self.projector = PROJECTORS[self._harness.HARNESS_ID](str(int(time.time() * 1000)))
+        self._cost_base = self.info["usage"].get("costUsd", 0)
+
+    def report(self, facts: dict) -> None:
+        """What the CLI reported (core/facts): the model it uses, its slash commands, the
+        context's use and window, and the cost (a process's running total, added to the
+        chat's from earlier processes). Nothing it did not report is set."""
+        info, usage = self.info, self.info["usage"]
+        before = (info.get("model"), list(info.get("slashCommands") or []), dict(usage))
+        if isinstance(facts.get("model"), str):
+            info["model"] = facts["model"]
+        if "slashCommands" in facts:
+            info["slashCommands"] = list(facts["slashCommands"])
+        for key in ("contextTokens", "contextWindow"):
+            if key in facts:
+                usage[key] = facts[key]
+        if "costTotalUsd" in facts:
+            usage["costUsd"] = round(self._cost_base + facts["costTotalUsd"], 6)
+        if (info.get("model"), list(info.get("slashCommands") or []), dict(usage)) != before:
+            self.emit(self.thread.refresh_info())
 
     def project(self, frame: dict, native_id: str | None) -> bool:
         """Projects a CLI frame into items; True when what runs in the background changed (the
@@ -215,7 +237,11 @@ class DurableFace:
             # What the CLI lets run on past the turn becomes background work before the turn's
             # running tools are failed.
             self._apply(self.projector.turn_ending())
-        self.emit(self.thread.end_turn(state, process_gone=process_gone, limit=limit))
+        cost = self.info["usage"].get("costUsd")
+        # What was reported since the previous turn ended is this turn's (turns never overlap).
+        turn_cost = round(cost - self._cost_mark, 6) if cost is not None else None
+        self._cost_mark = cost or 0
+        self.emit(self.thread.end_turn(state, cost=turn_cost, process_gone=process_gone, limit=limit))
         if state in ("aborted", "error"):
             self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (a limit holds it)
 
@@ -255,7 +281,8 @@ class DurableFace:
                     slashCommands=[], model=None)
         info.pop("limit", None)
         info.pop("resumeAt", None)
-        info["usage"]["contextTokens"] = 0
+        for key in ("contextTokens", "contextWindow"):
+            info["usage"].pop(key, None)  # a new conversation: nothing in its context yet
         self.emit(self.thread.reset())
         self.reset_seq = self.seq
         self.emit(self.thread.refresh_info())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 
+from actors.core.summaries import LIMITS, summary
 from actors.status import chat_status
 
 TURN_STATES = ("running", "done", "aborted", "error")
@@ -32,7 +33,8 @@ def new_info(chat_id: str, provider: str, cwd: str, model: str | None, runtime_m
         "chatId": chat_id, "provider": provider, "cwd": cwd, "agentSessionId": resume, "model": None,
         "selection": {"model": model, "options": {}}, "runtimeMode": runtime_mode, "status": "idle",
         "running": False, "activeTurnId": None, "slashCommands": [], "queue": [], "queuePaused": False,
-        "usage": {"contextTokens": 0, "contextWindow": None, "costUsd": 0, "turns": 0},
+        # What a CLI reports (contextTokens, contextWindow, costUsd) is added when it does.
+        "usage": {"turns": 0},
         "requests": [], "background": [], "createdAt": now_ms(),
     }
 
@@ -124,7 +126,7 @@ class Thread:
     def open_turn(self, turn_id: str, origin: str = "user", label: str | None = None) -> list[dict]:
         self.failed = False
         turn = {"id": turn_id, "turnId": turn_id, "kind": "turn", "state": "running", "origin": origin,
-                "endedAt": None, "costUsd": 0, "createdAt": now_ms()}
+                "endedAt": None, "createdAt": now_ms()}
         if label:
             turn["label"] = label  # why a turn no message opened runs (e.g. "Usage limit reset")
         events = self.upsert(turn)
@@ -167,16 +169,14 @@ class Thread:
         if state == "aborted" or process_gone:
             events += self.cancel_requests()
         ended = {**turn, "state": state, "endedAt": now_ms()}
-        if cost:
-            ended["costUsd"] = cost
+        if cost is not None:
+            ended["costUsd"] = cost  # what the CLI reported this turn cost
         if limit:
             ended["limit"] = limit  # a usage limit or an overloaded model; info.limit repeats it
             self.info["limit"] = limit
         events += self.upsert(ended)
         self.info["activeTurnId"] = None
         self.info["usage"]["turns"] += 1
-        if cost:
-            self.info["usage"]["costUsd"] = round(self.info["usage"]["costUsd"] + cost, 6)
         return events + self.refresh_info()
 
     def stop_background(self) -> list[dict]:
@@ -202,9 +202,7 @@ class Thread:
         return self.refresh_info()
 
     def refresh_info(self) -> list[dict]:
-        self.info["requests"] = [{"requestId": item["requestId"], "itemId": item["id"],
-                                  "kind": item["kind"], "createdAt": item["createdAt"]}
-                                 for item in self.pending_requests()][:8]
+        self.info["requests"] = [summary(item) for item in self.pending_requests()][:LIMITS["perChat"]]
         self.info["status"] = chat_status(pending=bool(self.info["requests"]), busy=self.busy(), failed=self.failed)
         return [{"type": "info", "info": self.info}]
 

@@ -203,9 +203,16 @@ class ClaudeDriver:
                 found.append(fx.TurnStarted())
             if isinstance(frame.get("model"), str):
                 found.append(fx.ModelInUse(frame["model"]))
+            if isinstance(frame.get("slash_commands"), list):
+                found.append(fx.Facts((("slashCommands", tuple(c for c in frame["slash_commands"]
+                                                                if isinstance(c, str))),)))
+        elif kind == "assistant" and frame.get("parent_tool_use_id") is None \
+                and not frame.get("is_api_error_message"):
+            found.extend(_context(frame.get("message")))
         elif kind == "rate_limit_event":
             found.extend(self._rate_limit(frame.get("rate_limit_info")))
         elif kind == "result":
+            found.extend(_totals(frame))  # before the turn ends: its cost is the turn's
             found.append(self._result(frame))
             found.append(_usage(frame))
             self._turn_running = False
@@ -313,6 +320,30 @@ class ClaudeDriver:
         if subtype == "set_model" and isinstance(payload.get("model"), str):
             return [fx.ModelInUse(payload["model"])]
         return []
+
+
+def _context(message) -> list:
+    """How much of the context the last model request held: its input, cached or not. (An
+    assistant frame's output count is the stream's start, not its end.)"""
+    usage = message.get("usage") if isinstance(message, dict) else None
+    if not isinstance(usage, dict):
+        return []
+    counts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    if not any(isinstance(n, int) for n in counts):
+        return []
+    return [fx.Facts((("contextTokens", sum(n for n in counts if isinstance(n, int))),))]
+
+
+def _totals(result: dict) -> list:
+    """The process's cost so far (total_cost_usd adds up over its turns) and the model's window."""
+    facts = []
+    if isinstance(result.get("total_cost_usd"), (int, float)) and not isinstance(result["total_cost_usd"], bool):
+        facts.append(("costTotalUsd", result["total_cost_usd"]))
+    windows = [m.get("contextWindow") for m in (result.get("modelUsage") or {}).values() if isinstance(m, dict)]
+    windows = [w for w in windows if isinstance(w, int) and w > 0]
+    if windows:
+        facts.append(("contextWindow", max(windows)))
+    return [fx.Facts(tuple(facts))] if facts else []
 
 
 def _usage(result: dict) -> fx.Usage:

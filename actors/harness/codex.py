@@ -229,8 +229,12 @@ class CodexDriver:
         if method == "account/rateLimits/updated":
             return self._rate_limits(params.get("rateLimits"))
         if method == "thread/tokenUsage/updated":
-            total = ((params.get("tokenUsage") or {}).get("last") or {})
-            return [fx.Usage(tuple((k, v) for k, v in total.items() if isinstance(v, int)))]
+            usage = params.get("tokenUsage") or {}
+            total = usage.get("last") or {}
+            found: list = [fx.Usage(tuple((k, v) for k, v in total.items() if isinstance(v, int)))]
+            facts = [("contextTokens", total.get("totalTokens")), ("contextWindow", usage.get("modelContextWindow"))]
+            facts = tuple((k, v) for k, v in facts if isinstance(v, int) and not isinstance(v, bool))
+            return found + ([fx.Facts(facts)] if facts else [])
         return []
 
     def _rate_limits(self, limits_now) -> list:

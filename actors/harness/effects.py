@@ -46,6 +46,14 @@ class TurnEnded:
 
 
 @dataclass(frozen=True)
+class Facts:
+    """What the CLI reported about its session, for the chat's info (only reported values):
+    ``slashCommands``, ``costTotalUsd`` (this process's total so far), ``contextTokens`` (what
+    the last model request held), ``contextWindow``."""
+    fields: tuple[tuple[str, object], ...]
+
+
+@dataclass(frozen=True)
 class PlanUsage:
     """How much of the plan's usage window is used, as the CLI reported it (a warning before
     the wall): ``{window, utilization (0..1), status, resetsAt? (ms)}``."""

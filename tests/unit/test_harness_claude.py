@@ -195,10 +195,21 @@ def test_a_failed_result_without_text_still_ends_the_turn_with_an_error():
 def test_a_result_reports_the_usage_the_cli_gives_and_nothing_it_does_not():
     _, found = ClaudeDriver().decode({"type": "result", "is_error": False, "duration_ms": 127,
                                       "total_cost_usd": 0.00014, "usage": {"input_tokens": 10, "output_tokens": 5}})
-    assert found[-1] == fx.Usage((("input_tokens", 10), ("output_tokens", 5), ("duration_ms", 127),
-                                  ("total_cost_usd", 0.00014)))
+    usage = next(e for e in found if isinstance(e, fx.Usage))
+    assert usage == fx.Usage((("input_tokens", 10), ("output_tokens", 5), ("duration_ms", 127),
+                              ("total_cost_usd", 0.00014)))
+    assert [e for e in found if isinstance(e, fx.Facts)] == [fx.Facts((("costTotalUsd", 0.00014),))]
     _, found = ClaudeDriver().decode({"type": "result", "is_error": True, "usage": "n/a"})
-    assert found[-1] == fx.Usage(())
+    assert found[-1] == fx.Usage(())  # and no facts: nothing reported
+
+
+def test_what_claude_code_reports_of_its_session_is_reported_as_facts_from_a_recording():
+    facts = [dict(e.fields) for e in replay("queued").effects(fx.Facts)]
+    commands = next(f["slashCommands"] for f in facts if "slashCommands" in f)
+    assert "compact" in commands or len(commands) > 3  # the init frame's list, as given
+    assert [f["costTotalUsd"] for f in facts if "costTotalUsd" in f] == [0.00014000000000000001, 0.00028000000000000003]
+    assert {f["contextWindow"] for f in facts if "contextWindow" in f} == {1000000}
+    assert [f["contextTokens"] for f in facts if "contextTokens" in f] == [10, 10]  # each request's input
 
 
 def test_a_plain_turn_reports_the_native_session_and_the_model_and_keeps_every_frame():

@@ -585,10 +585,11 @@ def test_a_message_whose_request_is_unanswered_stays_waiting_across_the_end_of_a
     assert driver.waiting == {"m2"}
 
 
-def test_token_usage_reports_the_last_turns_counts():
+def test_token_usage_reports_the_last_turns_counts_and_the_contexts_use_and_window():
     _, found = CodexDriver().decode(notification("frames-basic", "thread/tokenUsage/updated"))
     assert found == [fx.Usage((("totalTokens", 120), ("inputTokens", 100), ("cachedInputTokens", 0),
-                               ("cacheWriteInputTokens", 0), ("outputTokens", 20), ("reasoningOutputTokens", 0)))]
+                               ("cacheWriteInputTokens", 0), ("outputTokens", 20), ("reasoningOutputTokens", 0))),
+                     fx.Facts((("contextTokens", 120), ("contextWindow", 258400)))]
 
 
 # ---- requests from the server ----------------------------------------------------------------
