@@ -23,6 +23,7 @@ import time
 import uuid
 
 import gevent
+import gevent.event
 import pykka
 
 from actors import chatlog
@@ -80,6 +81,7 @@ class Chat(pykka.ThreadingActor):
         # The chat core's bookkeeping of what it sent.
         self._pending_model = None  # a model chat.configure chose, for the next message
         self._steers: dict[str, str] = {}  # native message id of a steer -> its queued message id
+        self._steer_answers: dict[str, gevent.event.AsyncResult] = {}  # queued id -> what chat.send answers
         self._advance_after_stop: str | None = None  # sendNow's message, once the stop lands
         self._stop_requested = False
 
@@ -292,8 +294,10 @@ class Chat(pykka.ThreadingActor):
             command_id = str(uuid.uuid4())
             self._steers[command_id] = message["id"]
             durable.emit(durable.thread.refresh_info())
+            # Answered once the CLI took it up or refused it (the web edge waits on this).
+            self._steer_answers[message["id"]] = answer = gevent.event.AsyncResult()
             self._core_write(Send(command_id, text, None))
-            return {"queued": True, "turnId": info["activeTurnId"]}
+            return {"queued": True, "turnId": message["turnId"], "steered": answer}
         if q.must_queue(info, busy):
             message = q.enqueue(info, text)
             durable.emit(durable.thread.refresh_info())
@@ -369,7 +373,7 @@ class Chat(pykka.ThreadingActor):
                                                 "from here; interrupt the turn, or end the session")
         item = next((i for i in self._running("task") if i.get("taskId") == task_id), None)
         if item is None:
-            raise ChatError("request-not-found", f"No background task {task_id} is running")
+            raise ChatError("task-not-found", f"This chat runs no such task: {task_id}")
         self._stop_background(item)
         return {}
 
@@ -377,7 +381,7 @@ class Chat(pykka.ThreadingActor):
         """Ends a delegated agent where the CLI can; otherwise it is marked stopped (the seed's rule)."""
         item = next((i for i in self._running("subagent") if subagent_id in (i["id"], i.get("taskId"))), None)
         if item is None:
-            raise ChatError("request-not-found", f"No subagent {subagent_id} is running")
+            raise ChatError("subagent-not-found", f"No subagent {subagent_id} is running in this chat")
         self._stop_background(item)
         return {}
 
@@ -387,7 +391,7 @@ class Chat(pykka.ThreadingActor):
         item = next((i for i in self.durable.thread.snapshot()["items"] if i["kind"] == "subagent"
                      and subagent_id in (i["id"], i.get("taskId"))), None)
         if item is None:
-            raise ChatError("request-not-found", f"No subagent {subagent_id} in chat {self._id}")
+            raise ChatError("subagent-not-found", f"No subagent {subagent_id} in chat {self._id}")
         if not item.get("taskId") or not self.link.native_id:
             raise ChatError("chat-unsupported", f"{self._harness.LABEL} keeps no transcript of this agent to read")
         # Claude Code's agent: a transcript beside its session's, by task id; Codex's: a rollout of
@@ -425,11 +429,16 @@ class Chat(pykka.ThreadingActor):
     def compact(self) -> dict:
         if self.durable.thread.busy():
             raise ChatError("chat-busy", f"Chat {self._id} is still working on the previous message")
-        if self._harness.HARNESS_ID != "claude-code":
-            raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot fold its context from here")
-        # Claude Code folds by prompt: /compact runs as a turn of its own.
         self._open_session()
         self.durable.emit(self.durable.thread.open_turn(host_id("turn")))
+        if self._harness.HARNESS_ID == "codex":
+            # Codex folds natively (thread/compact/start), as a turn of its own.
+            if not self.link.running:
+                self._start_process()
+            self.link.write(self.link.driver.compact_frames())
+            self._publish_state()
+            return {}
+        # Claude Code folds by prompt: /compact runs as a turn of its own.
         self._send_to_cli("/compact")
         return {}
 
@@ -495,6 +504,9 @@ class Chat(pykka.ThreadingActor):
         """Ends the CLI without its exit counting against the chat (clear starts over)."""
         self.link.retire("not delivered: the chat's CLI was ended")
         self._steers.clear()
+        for queued_id in list(self._steer_answers):
+            turn_id = next((m["turnId"] for m in self.durable.info["queue"] if m["id"] == queued_id), None)
+            self._answer_steer(queued_id, {"queued": True, "turnId": turn_id})
         for message in self.durable.info["queue"]:
             message.pop("steering", None)
         self.durable.emit(self.durable.thread.set_info(running=False))
@@ -632,11 +644,18 @@ class Chat(pykka.ThreadingActor):
             turn_id = durable.info.get("activeTurnId") or message["turnId"]
             durable.emit(durable.thread.add_user(turn_id, message["text"], f"user-{queued_id}"))
             durable.emit(durable.thread.refresh_info())
+            self._answer_steer(queued_id, {"queued": False, "turnId": turn_id})
         elif delivery in ("error", "unconfirmed", "settled"):
             self._steers.pop(message_id, None)
             message.pop("steering", None)
             durable.info["queuePaused"] = True
             durable.emit(durable.thread.refresh_info())
+            self._answer_steer(queued_id, {"queued": True, "turnId": message["turnId"]})
+
+    def _answer_steer(self, queued_id: str, answer: dict) -> None:
+        waiting = self._steer_answers.pop(queued_id, None)
+        if waiting is not None:
+            waiting.set(answer)
 
     def link_turn_ended(self, effect: fx.TurnEnded) -> None:
         if effect.error:

@@ -13,6 +13,8 @@ CODES = (
     "chat-unreadable",    # the chat's record on disk cannot be read; left as it is
     "chat-unsupported",   # this CLI cannot do that
     "request-not-found",  # nothing waits for that answer (any more)
+    "subagent-not-found",  # no delegated agent of that id in the chat
+    "task-not-found",     # the chat runs no such background task
     "not-found",          # the CLI has no saved conversation of that id
     "conflict",           # the conversation is open already elsewhere
     "internal",

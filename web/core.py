@@ -152,7 +152,19 @@ class CoreService:
         delivery = payload.get("delivery")
         if delivery not in (None, "steer", "queue"):
             raise ChatError("bad-request", "`delivery` is steer or queue")
-        return _get(self._chat(payload).core_send(text, delivery))
+        answer = _get(self._chat(payload).core_send(text, delivery))
+        steered = answer.pop("steered", None)
+        return Later(steered, answer) if steered is not None else answer
+
+    # Forking, summarizing and moving a chat to another account are a host's own add-ons (the
+    # seed's plain host refuses them): the requests exist, and say so.
+    def do_chat_fork(self, payload, client):
+        raise ChatError("chat-unsupported", "This host does not fork chats")
+
+    do_chat_forkInfo = do_chat_summarize = do_chat_fork
+
+    def do_chat_continueOn(self, payload, client):
+        raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
 
     def do_chat_unqueue(self, payload, client):
         return _get(self._chat(payload).unqueue(_text(payload, "messageId", limit=200)))
@@ -229,6 +241,26 @@ class CoreService:
         return {}
 
 
+class Later:
+    """An answer that comes when the CLI acts: a steer is answered by what the CLI did with it
+    (taken up, or refused); without word in STEER_WAIT it is what it is until then (queued: it
+    goes out after the turn if the CLI never takes it). A socket waits for it in a greenlet of
+    its own, so the client's next requests are not held up."""
+
+    def __init__(self, result, meanwhile: dict):
+        self.result, self.meanwhile = result, meanwhile
+
+    def wait(self) -> dict:
+        return self.result.get() if self.result.wait(STEER_WAIT) else self.meanwhile
+
+
+def settled(answer: dict) -> dict:
+    """``answer`` with a Later result waited for (the HTTP route answers once it is known)."""
+    if isinstance(answer.get("result"), Later):
+        return {**answer, "result": answer["result"].wait()}
+    return answer
+
+
 def _get(future, timeout: float = ASK_TIMEOUT):
     try:
         return future.get(timeout=timeout)
@@ -266,6 +298,7 @@ def _frame(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+STEER_WAIT = 20.0  # seconds chat.send waits for the CLI to take a steer up or refuse it
 SUBAGENT_PAGE = 50
 MAX_WATCHED = 8  # subagents one client may watch at once
 WATCH_POLL = 0.5  # seconds between looks at a watched transcript
@@ -347,6 +380,9 @@ def serve_core_socket(ws, service: CoreService) -> None:
                 frame = None
             answer = service.handle(frame, client) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
+            if isinstance(answer.get("result"), Later):
+                spawn_logged(lambda later=answer: sink.push(json.dumps(settled(later), separators=(",", ":")).encode()))
+                continue
             sink.push(json.dumps(answer, separators=(",", ":")).encode())
     except Exception as exc:  # noqa: BLE001 - a dead socket ends the client, nothing else
         daemon_log(f"core socket ended: {exc!r}")
@@ -401,7 +437,7 @@ class CoreExtension:
                 frame = None
             answer = self.service.handle(frame) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
-            return _http(200, answer)
+            return _http(200, settled(answer))
 
 
 def _http(status: int, body: dict):

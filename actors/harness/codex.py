@@ -112,6 +112,7 @@ class CodexDriver:
         self._turn_failure: str | None = None  # why devhost stopped the turn, when it did
         self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
         self._windows: list[dict] = []  # the plan's usage windows, as Codex last reported them
+        self._compact_held = False  # a compaction asked for before the thread was ready
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -158,6 +159,16 @@ class CodexDriver:
             self._model_for_next_turn = None
         self._turn_requested = True
         return self._call("turn/start", params, message_id=message_id, items=items)
+
+    def compact_frames(self) -> list:
+        """Folds the thread's context (thread/compact/start), which Codex runs as a turn of its
+        own; held until the thread is ready."""
+        if self.thread_id is None:
+            self._compact_held = True
+            return []
+        frame = self._call("thread/compact/start", {"threadId": self.thread_id})
+        self._turn_requested = True
+        return [frame, self._deadline(frame)]
 
     def set_model_frames(self, model: str) -> list:
         self._model_for_next_turn = model
@@ -355,6 +366,10 @@ class CodexDriver:
             return [fx.Delivery(context["message_id"], "error", f"Codex refused the message: {message}")]
         if method == "turn/interrupt" and error and "no active turn" not in message:
             return [fx.ControlFailed(f"Codex refused the interrupt: {message}")]
+        if method == "thread/compact/start" and error:
+            self._turn_requested = False
+            return [fx.ControlFailed(f"Codex could not compact the conversation: {message}"),
+                    *([] if self._turn_id else [fx.TurnEnded(error=f"Codex could not compact the conversation: {message}")])]
         if method == "thread/backgroundTerminals/terminate" and (error or result.get("terminated") is False):
             return [fx.ControlFailed(f"Codex could not stop the background command: {message if error else 'it had ended'}")]
         return []
@@ -376,6 +391,10 @@ class CodexDriver:
         found: list = [fx.NativeSession(self.thread_id), fx.Ready()]
         if isinstance(result.get("model"), str):
             found.append(fx.ModelInUse(result["model"]))
+        if self._compact_held:
+            self._compact_held = False
+            frames = self.compact_frames()
+            found += [fx.Write((frames[0],)), frames[1]]
         held, self._held = self._held, []
         for message_id, items in held:
             frames = self._deliver(message_id, items)

@@ -59,3 +59,11 @@ def daemon(stack, daemon_env):
     home = daemon_env["HOME"]
     leftovers = processes_with_env(f"HOME={home}")
     assert not leftovers, f"processes outlived devhostd: {leftovers}\n{running.log()}"
+
+
+@pytest.fixture
+def core(daemon):
+    """A chat-core client of ``daemon`` (web/core_client.py)."""
+    from web.core_client import CoreConnection
+    with CoreConnection(daemon.control_origin) as connection:
+        yield connection

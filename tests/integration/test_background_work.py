@@ -9,12 +9,13 @@ import subprocess
 
 import pytest
 
+from tests.integration.chats import items
 from tests.integration.daemon import wait_until
 from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.mock_openai import shell_reply, spawn_agent_reply, wait_agent_reply
 from tests.mock_openai import text_reply as codex_text
 from tests.peers import codex_env
-from web.core_client import CoreConnection, CoreRequestError
+from web.core_client import CoreRequestError
 
 SUB_PROMPT = "SUBAGENT-WORK: run echo sub-hello, then say SUB-DONE."
 CHILD_TASK = "CHILD-WORK: run echo sub-hello, then say SUB-DONE."
@@ -27,14 +28,8 @@ def codex_agents(daemon_env, openai, stack):
               project_dirs=(stack / "project", stack / "other"), features=("multi_agent_v2",))
 
 
-@pytest.fixture
-def core(daemon):
-    with CoreConnection(daemon.control_origin) as connection:
-        yield connection
 
 
-def items(core, chat_id: str, kind: str) -> list[dict]:
-    return [i for i in core.chats.history(chat_id, limit=100)["items"] if i["kind"] == kind]
 
 
 def sleepers(marker: str) -> str:
@@ -89,7 +84,7 @@ def test_a_background_shell_outlives_its_turn_and_chat_stop_task_ends_it(core, d
                what="nothing left in the background")
     with pytest.raises(CoreRequestError) as gone:
         core.chats.stop_task("bg", task["taskId"])
-    assert gone.value.code == "request-not-found"
+    assert gone.value.code == "task-not-found"
 
 
 def test_chat_cancel_with_subagents_ends_the_agents_the_chat_opened(core, mock, stack):
@@ -134,7 +129,7 @@ def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watc
     assert page["items"] + rest["items"] == whole["items"] and "nextCursor" not in rest
     with pytest.raises(CoreRequestError) as unknown:
         core.chats.subagent("watched", "no-such-agent")
-    assert unknown.value.code == "request-not-found"
+    assert unknown.value.code == "subagent-not-found"
 
 
 # ---- Codex ------------------------------------------------------------------------------------
@@ -214,4 +209,4 @@ def test_codex_a_command_that_outlives_its_turn_is_a_task_chat_stop_task_ends(co
     assert next(i for i in core.chats.list() if i["chatId"] == "cxb")["background"] == []
     with pytest.raises(CoreRequestError) as gone:
         core.chats.stop_task("cxb", task["taskId"])
-    assert gone.value.code == "request-not-found" and task["taskId"] in gone.value.message
+    assert gone.value.code == "task-not-found" and task["taskId"] in gone.value.message

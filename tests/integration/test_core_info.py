@@ -4,22 +4,16 @@ cost (Claude Code's total_cost_usd, over turns and processes), the context's use
 what waits (info.requests). Real CLIs against the mock model servers."""
 from __future__ import annotations
 
+import pytest
+
+from tests.integration.chats import info
 from tests.integration.daemon import wait_until
 from tests.mock_anthropic import MODEL_IDS, text_reply, tool_use_reply
 from tests.mock_openai import shell_reply, text_reply as codex_text
-from web.core_client import CoreConnection
-
-import pytest
 
 
-@pytest.fixture
-def core(daemon):
-    with CoreConnection(daemon.control_origin) as connection:
-        yield connection
 
 
-def info(core, chat_id: str) -> dict:
-    return next(i for i in core.chats.list() if i["chatId"] == chat_id)
 
 
 def turns(core, chat_id: str) -> list[dict]:

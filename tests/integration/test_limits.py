@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from tests.integration.chats import info, items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import error_reply, message_text, text_reply, unified_headers, usage_limit_reply
 from tests.mock_openai import usage_limit_reply as codex_usage_limit_reply
@@ -33,12 +34,8 @@ def start(daemon_env, stack) -> Daemon:
     return Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
 
 
-def items(core, chat_id: str, kind: str) -> list[dict]:
-    return [i for i in core.chats.history(chat_id, limit=100)["items"] if i["kind"] == kind]
 
 
-def info(core, chat_id: str) -> dict:
-    return next(i for i in core.chats.list() if i["chatId"] == chat_id)
 
 
 def send_into_the_limit(core, chat_id: str, stack) -> dict:

@@ -16,10 +16,6 @@ from tests.mock_anthropic import message_text, text_reply, tool_use_reply
 from web.core_client import CoreConnection, CoreRequestError
 
 
-@pytest.fixture
-def core(daemon):
-    with CoreConnection(daemon.control_origin) as connection:
-        yield connection
 
 
 def items(core, chat_id: str) -> list[dict]:
