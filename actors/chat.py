@@ -28,7 +28,7 @@ import pykka
 
 from actors import chatlog
 from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
-from actors.core import limits
+from actors.core import bookmarks, limits
 from actors.core import queue as q
 from actors.core.thread import host_id, now_ms
 from actors.errors import ChatError
@@ -416,6 +416,24 @@ class Chat(pykka.ThreadingActor):
         self._log("task.stop", task=item["taskId"], kind=item["kind"])
         self.durable.projector.stop_requested(item["taskId"])
         self.link.write(frames)
+
+    # ---- bookmarks (core/bookmarks.py) ----------------------------------------------------------
+
+    def add_bookmark(self, item_id: str, name: str | None = None) -> dict:
+        marks = bookmarks.add(self.durable.bookmarks, self.durable.thread.item(item_id), item_id, name, now_ms())
+        self.durable.set_bookmarks(marks)
+        return {"bookmarks": marks}
+
+    def rename_bookmark(self, item_id: str, name: str) -> dict:
+        marks = bookmarks.rename(self.durable.bookmarks, item_id, name)
+        self.durable.set_bookmarks(marks)
+        return {"bookmarks": marks}
+
+    def remove_bookmark(self, item_id: str) -> dict:
+        marks = bookmarks.remove(self.durable.bookmarks, item_id)
+        if marks != self.durable.bookmarks:
+            self.durable.set_bookmarks(marks)
+        return {"bookmarks": marks}
 
     def clear(self, force: bool = False) -> dict:
         if self.durable.thread.busy() and not force:

@@ -13,6 +13,7 @@ The registry is told each new info, so listing never asks a chat.
 from __future__ import annotations
 
 import copy
+import os
 import time
 
 import gevent
@@ -24,9 +25,10 @@ from actors.core.history import page
 from actors.core.projector import PROJECTORS
 from actors.core.thread import Thread, new_info
 from actors.guard import spawn_later_logged
-from actors.messages import ChatEvent, ChatStatus
+from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
 from actors.status import status_signature
 from actors.tell import tell
+from storage import sidecars
 from storage.chat_store import FOLD_LOG_BYTES, read_log
 
 DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
@@ -46,6 +48,8 @@ class DurableFace:
         self._log = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
         self._tools: dict[str, float] = {}  # running tool item id -> when it started (monotonic)
         self._store = store
+        self._bookmark_file = sidecars.bookmarks(os.path.dirname(store.folder))
+        self.bookmarks: list[dict] = self._bookmark_file.load(chat_id)
         self._clients = clients  # every connected core client: chat.status goes to all of them
         self._registry = registry  # told each new info (a tell)
         self._actor_ref = actor_ref  # the chat's own, for the delta flush timer
@@ -102,9 +106,9 @@ class DurableFace:
             lines = [line for line in read_log(self._store.log_path(self.chat_id)) if line["seq"] > since]
             if [line["seq"] for line in lines] == list(range(since + 1, self.seq + 1)):
                 return {"subscriber": subscriber, "info": self.info, "items": [], "seq": self.seq,
-                        "events": [line["event"] for line in lines]}
+                        "events": [line["event"] for line in lines], "bookmarks": self.bookmarks}
         answer = {"subscriber": subscriber, "seq": self.seq, **self.thread.snapshot(),
-                  "pending": self.thread.pending_requests()}
+                  "pending": self.thread.pending_requests(), "bookmarks": self.bookmarks}
         if history_limit is not None:
             answer.update(page(answer["items"], self.reset_seq, None, history_limit))
         return answer
@@ -287,6 +291,8 @@ class DurableFace:
         self.reset_seq = self.seq
         self.emit(self.thread.refresh_info())
         self.write_record()
+        if self.bookmarks:
+            self.set_bookmarks([])  # the items they marked are gone
 
     # ---- events --------------------------------------------------------------------------------
 
@@ -362,6 +368,16 @@ class DurableFace:
             self._flush_timer.kill(block=False)
         self._attached.clear()
         self._store.remove(self.chat_id)
+        self._bookmark_file.remove(self.chat_id)
+
+    def set_bookmarks(self, bookmarks: list[dict]) -> None:
+        """Keeps the new list (on disk first) and tells the attached clients the whole of it."""
+        if self.removed:
+            return
+        self._bookmark_file.save(self.chat_id, bookmarks)
+        self.bookmarks = bookmarks
+        for sink in list(self._attached.values()):
+            sink.push(ChatBookmarks(self.chat_id, bookmarks))
 
 
 TITLE_CHARS = 80

@@ -77,6 +77,13 @@ class ChatEvent:
 
 
 @dataclass(frozen=True)
+class ChatBookmarks:
+    """A chat's whole list of bookmarks after a change, to the clients attached to that chat."""
+    chat_id: str
+    bookmarks: list
+
+
+@dataclass(frozen=True)
 class ChatStatus:
     """A chat's info after its status signature changed, to every connected client."""
     chat_id: str

@@ -19,7 +19,7 @@ import pykka
 
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
-from actors.messages import ChatEvent, ChatStatus
+from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
 from storage.cli_files import claude_subagent_transcript
 from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
@@ -166,6 +166,18 @@ class CoreService:
     def do_chat_continueOn(self, payload, client):
         raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
 
+    def do_chat_addBookmark(self, payload, client):
+        return _get(self._chat(payload).add_bookmark(_text(payload, "itemId", limit=300), _name(payload)))
+
+    def do_chat_renameBookmark(self, payload, client):
+        name = _name(payload)
+        if name is None:
+            raise ChatError("bad-request", "`name` is the bookmark's new name (empty removes the name)")
+        return _get(self._chat(payload).rename_bookmark(_text(payload, "itemId", limit=300), name))
+
+    def do_chat_removeBookmark(self, payload, client):
+        return _get(self._chat(payload).remove_bookmark(_text(payload, "itemId", limit=300)))
+
     def do_chat_unqueue(self, payload, client):
         return _get(self._chat(payload).unqueue(_text(payload, "messageId", limit=200)))
 
@@ -261,6 +273,13 @@ def settled(answer: dict) -> dict:
     return answer
 
 
+def _name(payload) -> str | None:
+    name = payload.get("name")
+    if name is not None and (not isinstance(name, str) or len(name) > 4000):
+        raise ChatError("bad-request", "`name` must be text (a bookmark's name is cut at 120 characters)")
+    return name
+
+
 def _get(future, timeout: float = ASK_TIMEOUT):
     try:
         return future.get(timeout=timeout)
@@ -288,6 +307,9 @@ def encode(message) -> list[bytes]:
     if isinstance(message, ChatEvent):
         payload = {"chatId": message.chat_id, "event": message.event, "seq": message.seq}
         return [_frame({"type": "event", "event": "chat.event", "payload": payload})]
+    if isinstance(message, ChatBookmarks):
+        return [_frame({"type": "event", "event": "chat.bookmarks", "payload": {"chatId": message.chat_id,
+                                                                               "bookmarks": message.bookmarks}})]
     if isinstance(message, ChatStatus):
         return [_frame({"type": "event", "event": "chat.status", "payload": {"chatId": message.chat_id,
                                                                             "info": message.info}})]

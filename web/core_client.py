@@ -137,6 +137,16 @@ class Chats:
     def stop_subagent(self, chat_id: str, subagent_id: str):
         return self._c.request("chat.stopSubagent", {"chatId": chat_id, "subagentId": subagent_id})
 
+    def add_bookmark(self, chat_id: str, item_id: str, name: str | None = None):
+        return self._c.request("chat.addBookmark", {"chatId": chat_id, "itemId": item_id,
+                                                    **({"name": name} if name is not None else {})})
+
+    def rename_bookmark(self, chat_id: str, item_id: str, name: str):
+        return self._c.request("chat.renameBookmark", {"chatId": chat_id, "itemId": item_id, "name": name})
+
+    def remove_bookmark(self, chat_id: str, item_id: str):
+        return self._c.request("chat.removeBookmark", {"chatId": chat_id, "itemId": item_id})
+
     def clear(self, chat_id: str, force: bool = False):
         return self._c.request("chat.clear", {"chatId": chat_id, "force": force})
 

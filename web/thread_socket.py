@@ -18,7 +18,9 @@ Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approv
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
 in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
 {taskId}`` and ``stopSubagent {subagentId}`` for background work; ``configure
-{resumeAtReset}`` for the take-up of a turn that stopped on a usage limit.
+{resumeAtReset}`` for the take-up of a turn that stopped on a usage limit; ``bookmark {itemId,
+name?}`` and ``unbookmark {itemId}``, whose list comes back as ``{type: "bookmarks", bookmarks}``
+(also after the snapshot).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import json
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import spawn_logged
-from actors.messages import ChatEvent, CommandResult, Notice, SessionState
+from actors.messages import ChatBookmarks, ChatEvent, CommandResult, Notice, SessionState
 from actors.tell import tell
 from storage.manifest import prompt_for
 from web.chat_socket import MOVED, commands, directory_now, frame, refusal
@@ -72,9 +74,10 @@ def _first_frames(attached: dict) -> list[bytes]:
     if "events" in attached:
         first = attached["seq"] - len(attached["events"]) + 1
         return [frame({"type": "resumed", "session": attached["session"], "seq": first - 1})] + \
-            [_event(seq, event) for seq, event in enumerate(attached["events"], first)]
+            [_event(seq, event) for seq, event in enumerate(attached["events"], first)] + \
+            [frame({"type": "bookmarks", "bookmarks": attached["bookmarks"]})]
     return [frame({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
-                   "info": attached["info"], "items": attached["items"]})]
+                   "info": attached["info"], "items": attached["items"], "bookmarks": attached["bookmarks"]})]
 
 
 def _write(ws, sink, first: list[bytes]) -> None:
@@ -123,6 +126,10 @@ def _settle(chat, command: dict, sink) -> None:
             chat.stop_task(command["taskId"]).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "configure":
             chat.configure(resume_at_reset=command["resumeAtReset"]).get(timeout=ASK_TIMEOUT)
+        elif command["type"] == "bookmark":
+            chat.add_bookmark(command["itemId"], command.get("name")).get(timeout=ASK_TIMEOUT)
+        elif command["type"] == "unbookmark":
+            chat.remove_bookmark(command["itemId"]).get(timeout=ASK_TIMEOUT)
         else:
             chat.stop_subagent(command["subagentId"]).get(timeout=ASK_TIMEOUT)
     except ChatError as exc:
@@ -143,6 +150,13 @@ def _parse(message):
         if not isinstance(value.get(field), str) or not value[field] or len(value[field]) > 300:
             raise CommandError(f"{kind} needs the {field} of what to stop")
         return {"type": kind, field: value[field]}
+    if kind in ("bookmark", "unbookmark"):
+        if not isinstance(value.get("itemId"), str) or not value["itemId"] or len(value["itemId"]) > 300:
+            raise CommandError(f"{kind} needs the itemId of a message or an answer")
+        name = value.get("name") if kind == "bookmark" else None
+        if name is not None and (not isinstance(name, str) or len(name) > 4000):
+            raise CommandError("a bookmark's name must be text")
+        return {"type": kind, "itemId": value["itemId"], "name": name}
     if kind == "configure":
         if not isinstance(value.get("resumeAtReset"), bool):
             raise CommandError("configure takes resumeAtReset: true or false")
@@ -190,6 +204,8 @@ def _encode(message) -> list[bytes]:
         return [_event(message.seq, message.event)]
     if isinstance(message, SessionState):
         return [frame({"type": "state", "session": message.record})]
+    if isinstance(message, ChatBookmarks):
+        return [frame({"type": "bookmarks", "bookmarks": message.bookmarks})]
     if isinstance(message, (CommandResult, Notice)):
         return chat_encode(message)  # the same frames as the chat socket's
     raise TypeError(f"a thread socket has no frame for {message!r}")

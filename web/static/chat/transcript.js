@@ -40,6 +40,7 @@ export class Transcript {
     for (const item of snapshot.items || []) this._put(item);
     this.sorted = null;
     this.changed = new Set(["*"]);
+    this.setBookmarks(snapshot.bookmarks || []);
   }
 
   /** Applies one event frame ({seq, event}); one seen already is ignored. */
@@ -226,7 +227,8 @@ export class Transcript {
       case "assistant":
       case "thinking":
         return { key: item.id, kind: item.kind, text: item.text || "", streaming: Boolean(item.streaming),
-                 sub: Boolean(item.parentToolUseId) };
+                 sub: Boolean(item.parentToolUseId), itemId: item.id,
+                 bookmarked: item.kind === "assistant" && !item.parentToolUseId ? Boolean(this.bookmarks?.has(item.id)) : null };
       case "tool": return this._toolView(item);
       case "approval": return this._approvalView(item);
       case "question": return this._questionView(item);
@@ -263,6 +265,18 @@ export class Transcript {
              canResume: current && Boolean(info.limitResume), resumeOn: info.resumeAtReset !== false };
   }
 
+  /** The chat's bookmarks (its whole list, as devhostd sent it last), by item id. */
+  setBookmarks(list) {
+    const before = this.bookmarks || new Map();
+    this.bookmarks = new Map((list || []).map((mark) => [mark.itemId, mark]));
+    for (const id of new Set([...before.keys(), ...this.bookmarks.keys()])) if (this.items?.has(id)) this.changed.add(id);
+    this.changed.add("bookmarks");
+  }
+
+  bookmarkList() {
+    return [...(this.bookmarks || new Map()).values()];
+  }
+
   /** What still runs in the background (info.background): subagents and shells. */
   background() {
     return Array.isArray(this.info?.background) ? this.info.background : [];
@@ -273,8 +287,9 @@ export class Transcript {
     const local = commandId ? this.local.get(commandId) : null;
     const images = local?.images?.length ? local.images : [];
     const started = Boolean(item) && this._answeredAfter(item);
-    return { key, kind: "user", text: item?.text ?? local?.text ?? "", images,
-             imageCount: images.length ? 0 : item?.images || 0, delivery: deliveryOf(item, local, started) };
+    return { key, kind: "user", text: item?.text ?? local?.text ?? "", images, itemId: item?.id,
+             imageCount: images.length ? 0 : item?.images || 0, delivery: deliveryOf(item, local, started),
+             bookmarked: item ? Boolean(this.bookmarks?.has(item.id)) : null };
   }
 
   /** Whether the agent answered after a message of its turn (it took the message up). */

@@ -71,6 +71,9 @@ export class Panel {
                           onclick: () => this.screenshot() }, cameraIcon()),
       hint: $("span", { class: "hint", role: "status" }),
       stop: $("button", { type: "button", class: "stop", hidden: true, onclick: () => this.interrupt() }, "Interrupt"),
+      marks: $("button", { type: "button", class: "plain marks", hidden: true, title: "Bookmarks of this conversation",
+                           "aria-expanded": "false", onclick: () => this._toggleMarks() }, "★"),
+      markList: $("div", { class: "mark-list", hidden: true, role: "menu", "aria-label": "Bookmarks" }),
       send: $("button", { type: "button", class: "send", onclick: () => this.send() }, "Send"),
       layer: $("div", { class: "layer", hidden: true }),
     };
@@ -83,8 +86,8 @@ export class Panel {
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
       u.header, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model),
-      $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton),
-      this.logView.ui.map, this.logView.ui.list,
+      $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
+      u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
@@ -98,6 +101,7 @@ export class Panel {
       stopTask: (item) => this.command({ type: "stopTask", taskId: item.taskId }),
       stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
       configure: (fields) => this.command({ type: "configure", ...fields }),
+      bookmark: (itemId, on) => this.command(on ? { type: "bookmark", itemId } : { type: "unbookmark", itemId }),
     });
     // A limited turn counts down to its reset.
     setInterval(() => {
@@ -355,6 +359,9 @@ export class Panel {
       case "state":
         this._setSession(frame.session);
         break;
+      case "bookmarks":
+        t.setBookmarks(frame.bookmarks);
+        break;
       case "command_result":
         t.acknowledge(frame.commandId, frame.delivery, frame.error);
         this.store.update(() => {
@@ -372,6 +379,25 @@ export class Panel {
         return;
     }
     this._render(t.takeChanged());
+  }
+
+  _toggleMarks(open = this.ui.markList.hidden) {
+    this.ui.markList.hidden = !open;
+    this.ui.marks.setAttribute("aria-expanded", String(open));
+    if (open) this._renderMarks();
+  }
+
+  /** The bookmarks menu: each entry named (or its excerpt); choosing one goes to its item. */
+  _renderMarks() {
+    const marks = this.transcript.bookmarkList();
+    this.ui.marks.hidden = marks.length === 0;
+    this.ui.marks.textContent = `★ ${marks.length}`;
+    if (!marks.length) this._toggleMarks(false);
+    if (this.ui.markList.hidden) return;
+    this.ui.markList.replaceChildren(...marks.map((mark) => el("button", {
+      type: "button", class: "mark-entry", role: "menuitem", title: mark.excerpt,
+      onclick: () => { this._toggleMarks(false); this.view.reveal(mark.itemId); },
+    }, mark.name || mark.excerpt || "(empty)")));
   }
 
   _setSession(record) {
@@ -636,6 +662,7 @@ export class Panel {
         else this.view.scrollToBottom();
       }
       this._renderControls();
+      if (pending.has("bookmarks") || pending.has("*")) this._renderMarks();
     });
   }
 

@@ -58,6 +58,23 @@ export class ConversationView {
     this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
+  /** Brings the item ``key`` into view (paging older items in when it is above them) and marks it
+   *  for a moment, so the eye finds it. */
+  reveal(key) {
+    const index = this.items.findIndex((item) => item.key === key);
+    if (index < 0) return false;
+    if (index < this.start) {
+      this.start = index;
+      this._sync(new Set());
+    }
+    const node = this.nodes.get(key);
+    if (!node) return false;
+    node.scrollIntoView({ block: "center" });
+    node.classList.add("flash");
+    setTimeout(() => node.classList.remove("flash"), 1600);
+    return true;
+  }
+
   loadOlder() {
     const before = this.scroller.scrollHeight;
     this.start = Math.max(0, this.start - PAGE);
@@ -129,14 +146,24 @@ function withPageContext(text) {
   return [own, el("details", { class: "context" }, el("summary", {}, "page context"), el("div", { class: "pre" }, context))];
 }
 
+/** The star that bookmarks a message or an answer (null: this one cannot be bookmarked yet). */
+function markButton(item, actions) {
+  if (item.bookmarked === null || item.bookmarked === undefined) return null;
+  const label = item.bookmarked ? "Remove the bookmark" : "Bookmark this";
+  return el("button", { type: "button", class: `mark${item.bookmarked ? " on" : ""}`, title: label, "aria-label": label,
+                        "aria-pressed": item.bookmarked ? "true" : "false",
+                        onclick: () => actions.bookmark(item.itemId, !item.bookmarked) }); // the star is CSS: no text
+}
+
 const RENDERERS = {
-  user: (item) => el("div", { class: "item user" },
+  user: (item, actions) => el("div", { class: "item user" },
     el("div", { class: "bubble" }, withPageContext(item.text),
       item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" })))
         : item.imageCount ? el("div", { class: "muted" }, item.imageCount === 1 ? "1 image" : `${item.imageCount} images`) : null),
-    el("div", { class: "delivery", dataset: { state: item.delivery.state } }, item.delivery.text)),
+    el("div", { class: "delivery", dataset: { state: item.delivery.state } }, markButton(item, actions), item.delivery.text)),
 
-  assistant: (item) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` }, renderMarkdown(item.text)),
+  assistant: (item, actions) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` },
+    markButton(item, actions), renderMarkdown(item.text)),
 
   thinking: (item) => el("details", { class: "item thinking" },
     el("summary", {}, item.streaming ? "Thinking…" : "Thinking"), el("div", { class: "pre" }, item.text)),
