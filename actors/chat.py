@@ -18,6 +18,7 @@ lines because it is the one place where they meet.
 """
 from __future__ import annotations
 
+import base64
 import os
 import time
 import uuid
@@ -28,6 +29,7 @@ import pykka
 
 from actors import chatlog
 from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
+from actors.core import attachments as files
 from actors.core import bookmarks, limits
 from actors.core import queue as q
 from actors.core.thread import host_id, now_ms
@@ -281,10 +283,14 @@ class Chat(pykka.ThreadingActor):
         self.durable.emit(self.durable.thread.refresh_info())
         return info
 
-    def core_send(self, text: str, delivery: str | None = None) -> dict:
+    def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None) -> dict:
         self._open_session()  # a message from the core opens a closed session again
         self._lapse_limit_resume()  # the person goes on: no take-up of the limited turn
         durable, info = self.durable, self.durable.info
+        # Written before anything is queued (off the hub: up to 10 MiB).
+        stored = gevent.get_hub().threadpool.apply(durable.attachments.save, (self._id, uploads)) if uploads else []
+        if stored:
+            delivery = None if delivery == "steer" else delivery  # a message with files is a turn of its own
         busy = durable.thread.busy()
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
             # Offered to the running turn through the CLI's own input; it waits in the queue
@@ -299,7 +305,7 @@ class Chat(pykka.ThreadingActor):
             self._core_write(Send(command_id, text, None))
             return {"queued": True, "turnId": message["turnId"], "steered": answer}
         if q.must_queue(info, busy):
-            message = q.enqueue(info, text)
+            message = q.enqueue(info, text, stored)
             durable.emit(durable.thread.refresh_info())
             if info["queuePaused"] and not busy:
                 self._drain(explicit=True)  # an explicit send resumes the queue, in order
@@ -307,7 +313,7 @@ class Chat(pykka.ThreadingActor):
                 self._advance_after_stop = message["id"]  # a send during a stop goes once it lands
             return {"queued": True, "turnId": message["turnId"]}
         turn_id = host_id("turn")
-        self._open_and_send(turn_id, text)
+        self._open_and_send(turn_id, text, attachments=stored)
         return {"queued": False, "turnId": turn_id}
 
     def unqueue(self, message_id: str) -> dict:
@@ -417,6 +423,17 @@ class Chat(pykka.ThreadingActor):
         self.durable.projector.stop_requested(item["taskId"])
         self.link.write(frames)
 
+    def attachment(self, attachment_id: str) -> dict:
+        """An attachment of this chat's messages: its record (without its path) and its bytes."""
+        found = self.durable.attachments.get(self._id, attachment_id)
+        if found is None:
+            raise ChatError("item-not-found", f"No attachment {attachment_id} in chat {self._id}")
+        try:
+            content = gevent.get_hub().threadpool.apply(self.durable.attachments.read, (found,))
+        except OSError:
+            raise ChatError("item-not-found", f"Attachment {attachment_id} is gone from disk") from None
+        return {"attachment": files.public(found), "data": base64.b64encode(content).decode()}
+
     # ---- bookmarks (core/bookmarks.py) ----------------------------------------------------------
 
     def add_bookmark(self, item_id: str, name: str | None = None) -> dict:
@@ -480,13 +497,22 @@ class Chat(pykka.ThreadingActor):
             raise ChatError("request-not-found", f"Queued message {message_id} is being steered into the turn")
 
     def _open_and_send(self, turn_id: str, text: str, user_id: str | None = None,
-                       queued_id: str | None = None) -> None:
-        self.durable.open_turn(turn_id, text, user_id, queued_id)
-        self._send_to_cli(text)
+                       queued_id: str | None = None, attachments: list[dict] | None = None) -> None:
+        self.durable.open_turn(turn_id, text, user_id, queued_id, attachments=attachments)
+        self._send_to_cli(text, attachments)
 
-    def _send_to_cli(self, text: str) -> None:
+    def _send_to_cli(self, text: str, attachments: list[dict] | None = None) -> None:
+        """The message as the CLI gets it: images as images, other files named with their path."""
         model, self._pending_model = self._pending_model, None
-        self._core_write(Send(str(uuid.uuid4()), text, model))
+        images = []
+        for attachment in attachments or []:
+            if files.is_image(attachment):
+                try:
+                    content = self.durable.attachments.read(attachment)
+                except OSError:
+                    continue  # gone from disk: the message goes without it, never not at all
+                images.append((attachment["mime"], base64.b64encode(content).decode()))
+        self._core_write(Send(str(uuid.uuid4()), files.message_text(text, attachments or []), model, tuple(images)))
 
     def _core_write(self, command: Send) -> None:
         # The same path as a page's send (one process, acknowledgements, history); the core's
@@ -545,7 +571,7 @@ class Chat(pykka.ThreadingActor):
         message = self.durable.next_to_drain(explicit)
         if message is not None:
             self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",
-                                queued_id=message["id"])
+                                queued_id=message["id"], attachments=message.get("attachments"))
 
     # ---- usage limits: taking a limited turn up again (core/limits.py) --------------------------
 

@@ -24,13 +24,14 @@ import gevent.event
 
 from actors import chatlog, proctree
 from actors.cli_process import CliProcess
-from actors.guard import spawn_later_logged
+from actors.guard import spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
 from actors.messages import Send, is_lowercase_uuid
 from actors.session_rules import compose_message
 from actors.tell import tell
 
 ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
+CLI_STOP_WAIT = 10.0  # seconds a stopping chat waits for a CLI's tree to end (SIGTERM, then SIGKILL)
 CORE = "core"  # the origin of what the chat core sends
 
 
@@ -87,6 +88,7 @@ class CliLink:
         self._outbox: dict[object, deque] = {}  # per origin: sends waiting for the previous ack
         self._used_command_ids: set[str] = set()
         self._live = 0
+        self._retired: list = []  # refs of retired processes that may still be ending
         self.gone = gevent.event.Event()  # set while no process of this chat runs, retired ones included
         self.gone.set()
 
@@ -133,6 +135,8 @@ class CliLink:
         queue left behind one would never move again)."""
         self.stop()
         self.generation += 1
+        if self._cli_ref is not None:
+            self._retired.append(self._cli_ref)  # still ending: shut() waits for it too
         self.cli = None
         self._cli_ref = None
         self.starting = False
@@ -154,9 +158,25 @@ class CliLink:
         return True
 
     def shut(self) -> None:
-        """The actor stops: CliProcess.on_stop ends the process tree."""
-        if self._cli_ref is not None:
-            self._cli_ref.stop(block=False)
+        """The actor stops: each CliProcess's on_stop ends its process tree. No exit reaches a
+        stopped chat, so ``gone`` is set here once they all stopped (a daemon stopping waits for
+        the CLIs of chats killed just before)."""
+        refs = [ref for ref in [self._cli_ref, *self._retired] if ref is not None]
+        self._retired.clear()
+        if not refs:
+            return
+        gone = self.gone
+
+        def stop_all() -> None:
+            try:
+                for ref in refs:
+                    try:
+                        ref.stop(block=True, timeout=CLI_STOP_WAIT)
+                    except Exception:  # noqa: BLE001 - stopped already, or stuck: the daemon's sweep ends it
+                        pass
+            finally:
+                gone.set()
+        spawn_logged(stop_all)
 
     def write(self, items: list) -> None:
         """Writes a driver's frames to the CLI; effects among them (deadlines) are applied."""

@@ -28,7 +28,9 @@ from actors.guard import spawn_later_logged
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
 from actors.status import status_signature
 from actors.tell import tell
+from actors.core import attachments as files
 from storage import sidecars
+from storage.attachments import AttachmentStore
 from storage.chat_store import FOLD_LOG_BYTES, read_log
 
 DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
@@ -49,6 +51,7 @@ class DurableFace:
         self._tools: dict[str, float] = {}  # running tool item id -> when it started (monotonic)
         self._store = store
         self._bookmark_file = sidecars.bookmarks(os.path.dirname(store.folder))
+        self.attachments = AttachmentStore(os.path.dirname(store.folder))
         self.bookmarks: list[dict] = self._bookmark_file.load(chat_id)
         self._clients = clients  # every connected core client: chat.status goes to all of them
         self._registry = registry  # told each new info (a tell)
@@ -225,13 +228,14 @@ class DurableFace:
     # ---- turns ---------------------------------------------------------------------------------
 
     def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None,
-                  images: int = 0) -> None:
+                  images: int = 0, attachments: list[dict] | None = None) -> None:
         info = self.info
         info["queuePaused"] = False  # anything dispatching resumes the queue
         if not info.get("suggestedTitle"):
             info["suggestedTitle"] = suggested_title(text)  # the first message names the chat
         self.emit(self.thread.open_turn(turn_id))
-        self.emit(self.thread.add_user(turn_id, text, user_id, images))
+        self.emit(self.thread.add_user(turn_id, text, user_id, images,
+                                       [files.public(a) for a in attachments or []]))
         if queued_id is not None:
             info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
             self.emit(self.thread.refresh_info())
@@ -293,6 +297,7 @@ class DurableFace:
         self.write_record()
         if self.bookmarks:
             self.set_bookmarks([])  # the items they marked are gone
+        self.attachments.remove_chat(self.chat_id)  # and the messages that carried these
 
     # ---- events --------------------------------------------------------------------------------
 
@@ -369,6 +374,7 @@ class DurableFace:
         self._attached.clear()
         self._store.remove(self.chat_id)
         self._bookmark_file.remove(self.chat_id)
+        self.attachments.remove_chat(self.chat_id)
 
     def set_bookmarks(self, bookmarks: list[dict]) -> None:
         """Keeps the new list (on disk first) and tells the attached clients the whole of it."""

@@ -15,7 +15,8 @@ CODES = (
     "request-not-found",  # nothing waits for that answer (any more)
     "subagent-not-found",  # no delegated agent of that id in the chat
     "task-not-found",     # the chat runs no such background task
-    "item-not-found",     # no such item (or not one that can be bookmarked)
+    "item-not-found",     # no such item (or not one that can be bookmarked), no such attachment
+    "invalid-attachments",  # an upload breaks a rule; the message says which
     "bookmark-not-found",  # no bookmark on that item
     "too-many-bookmarks",  # a chat keeps at most 200
     "not-found",          # the CLI has no saved conversation of that id

@@ -68,6 +68,7 @@ class Registry(pykka.ThreadingActor):
         self._proxies: dict[str, pykka.ActorProxy] = {}
         self._records: dict[str, dict] = {}  # Chat-API records of loaded chats
         self._sessions: dict[str, str] = {}  # session id -> chat id
+        self._ending: list = []  # cli_gone events of killed chats whose CLI may still be ending
 
     def ping(self) -> bool:
         return True
@@ -228,7 +229,15 @@ class Registry(pykka.ThreadingActor):
         if chat_id in self._refs:
             self._infos[chat_id] = info
 
-    def forget(self, chat_id: str) -> None:
+    def ending(self) -> list:
+        """The exits of the CLIs of killed chats that may still be ending (the daemon stopping
+        waits for them)."""
+        self._ending = [gone for gone in self._ending if not gone.is_set()]
+        return list(self._ending)
+
+    def forget(self, chat_id: str, cli_gone=None) -> None:
+        if cli_gone is not None and not cli_gone.is_set():
+            self._ending.append(cli_gone)
         ref = self._refs.pop(chat_id, None)
         self._proxies.pop(chat_id, None)
         self._infos.pop(chat_id, None)

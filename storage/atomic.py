@@ -8,9 +8,13 @@ import tempfile
 
 def write_json_atomically(path: str, value) -> int:
     """Writes ``value`` as JSON; returns the bytes written."""
+    return write_bytes_atomically(path, json.dumps(value, separators=(",", ":")).encode())
+
+
+def write_bytes_atomically(path: str, data: bytes) -> int:
+    """Writes ``data`` whole or not at all; returns its length."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    data = json.dumps(value, separators=(",", ":")).encode()
     fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)  # mkstemp creates 0600
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -44,7 +44,7 @@ _UUID_CHARS = set("0123456789abcdefABCDEF-")
 # How the Chat API answers a refusal of the chat runtime (actors/errors.py).
 HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "request-not-found": 404,
                "subagent-not-found": 404, "task-not-found": 404, "item-not-found": 404,
-               "bookmark-not-found": 404, "too-many-bookmarks": 409,
+               "bookmark-not-found": 404, "too-many-bookmarks": 409, "invalid-attachments": 400,
                "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400,
                "unavailable": 503}
 

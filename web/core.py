@@ -18,6 +18,7 @@ import gevent
 import pykka
 
 from actors.chatlog import daemon_log
+from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
 from actors.registry import RUNTIME_MODES
@@ -27,7 +28,7 @@ from web.sinks import SocketSink, abort, write_live
 from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 
 ASK_TIMEOUT = 15.0
-MAX_REQUEST_BYTES = 1 << 20
+MAX_REQUEST_BYTES = 15 << 20  # a message with 10 MiB of attachments, base64, fits
 _DECISIONS = ("allow", "allow-always", "deny")
 
 
@@ -146,13 +147,19 @@ class CoreService:
         return _get(self._chat(payload).history(cursor, limit))
 
     def do_chat_send(self, payload, client):
-        text = payload.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise ChatError("bad-request", "A message needs text or an attachment")
+        text = payload.get("text", "")
+        uploads = payload.get("attachments")
+        if not isinstance(text, str) or len(text) > 200_000:
+            raise ChatError("bad-request", "`text` is the message (at most 200,000 characters)")
         delivery = payload.get("delivery")
         if delivery not in (None, "steer", "queue"):
             raise ChatError("bad-request", "`delivery` is steer or queue")
-        answer = _get(self._chat(payload).core_send(text, delivery))
+        if not text.strip() and not uploads:
+            raise ChatError("bad-request", "A message needs text or an attachment")
+        chat = self._chat(payload)
+        # Decoded off the hub (up to 10 MiB); refused with the first problem.
+        files = gevent.get_hub().threadpool.apply(attachment_rules.decode, (uploads,)) if uploads is not None else []
+        answer = _get(chat.core_send(text, delivery, files))
         steered = answer.pop("steered", None)
         return Later(steered, answer) if steered is not None else answer
 
@@ -165,6 +172,10 @@ class CoreService:
 
     def do_chat_continueOn(self, payload, client):
         raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
+
+    def do_chat_attachment(self, payload, client):
+        """An attachment of the chat's messages, read back: {attachment: {id, name, mime, size}, data}."""
+        return _get(self._chat(payload).attachment(_text(payload, "attachmentId", limit=64)))
 
     def do_chat_addBookmark(self, payload, client):
         return _get(self._chat(payload).add_bookmark(_text(payload, "itemId", limit=300), _name(payload)))
@@ -248,8 +259,11 @@ class CoreService:
 
     def do_chat_kill(self, payload, client):
         chat_id = _chat_id(payload)
-        _get(self._chat(payload).kill())
-        _get(self.registry.forget(chat_id))
+        chat = self._chat(payload)
+        gone = _get(chat.cli_gone())
+        _get(chat.kill())
+        # Not waited for here (the seed's kill does not wait); a daemon stopping waits for it.
+        _get(self.registry.forget(chat_id, gone))
         return {}
 
 

@@ -106,6 +106,10 @@ class Chats:
     def send(self, chat_id: str, text: str, **fields):
         return self._c.request("chat.send", {"chatId": chat_id, "text": text, **fields})
 
+    def attachment(self, chat_id: str, attachment_id: str):
+        """An attachment of the chat's messages: {attachment: {id, name, mime, size}, data (base64)}."""
+        return self._c.request("chat.attachment", {"chatId": chat_id, "attachmentId": attachment_id})
+
     def unqueue(self, chat_id: str, message_id: str):
         return self._c.request("chat.unqueue", {"chatId": chat_id, "messageId": message_id})
 

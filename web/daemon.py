@@ -193,6 +193,10 @@ def close_every_session(registry) -> list[str]:
             continue
         except pykka.Timeout:
             events.append(("?", None))
+    try:
+        events += [("killed chat", gone) for gone in registry.ending().get(timeout=5)]
+    except (pykka.ActorDeadError, pykka.Timeout):
+        pass
     deadline = gevent.get_hub().loop.now() + SHUTDOWN_GRACE
     survivors = []
     for session_id, gone in events:

@@ -1,0 +1,58 @@
+"""The files of a chat's messages, as sent: one folder per chat, a file per attachment and an
+index of them, all private (0600 files in 0700 folders) and written atomically.
+
+    <data>/attachments/<encoded chat id>/<16 hex>.<ext>
+    <data>/attachments/<encoded chat id>/index.json   {version: 1, attachments: [{id, name, mime, size, path}]}
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+
+from actors.core.attachments import extension
+from storage.atomic import write_bytes_atomically, write_json_atomically
+from storage.chat_store import encode_id
+
+
+class AttachmentStore:
+    def __init__(self, data_dir: str):
+        self.root = os.path.join(data_dir, "attachments")
+
+    def _folder(self, chat_id: str) -> str:
+        return os.path.join(self.root, encode_id(chat_id))
+
+    def _index(self, chat_id: str) -> list[dict]:
+        try:
+            with open(os.path.join(self._folder(chat_id), "index.json"), encoding="utf-8") as handle:
+                value = json.load(handle)
+        except (OSError, ValueError, RecursionError):
+            return []
+        found = value.get("attachments") if isinstance(value, dict) else None
+        return [a for a in found if isinstance(a, dict)] if isinstance(found, list) else []
+
+    def save(self, chat_id: str, files: list[tuple[str, str, bytes]]) -> list[dict]:
+        """Writes each (name, mime, bytes); answers their records."""
+        folder = self._folder(chat_id)
+        os.makedirs(self.root, mode=0o700, exist_ok=True)  # (makedirs gives only the last folder its mode)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        saved = []
+        for name, mime, content in files:
+            attachment_id = secrets.token_hex(8)
+            path = os.path.join(folder, f"{attachment_id}.{extension(name, mime)}")
+            write_bytes_atomically(path, content)
+            saved.append({"id": attachment_id, "name": name, "mime": mime, "size": len(content), "path": path})
+        write_json_atomically(os.path.join(folder, "index.json"),
+                              {"version": 1, "attachments": self._index(chat_id) + saved})
+        return saved
+
+    def get(self, chat_id: str, attachment_id: str) -> dict | None:
+        return next((a for a in self._index(chat_id) if a.get("id") == attachment_id), None)
+
+    def read(self, attachment: dict) -> bytes:
+        with open(attachment["path"], "rb") as handle:
+            return handle.read()
+
+    def remove_chat(self, chat_id: str) -> None:
+        shutil.rmtree(self._folder(chat_id), ignore_errors=True)

@@ -1,0 +1,60 @@
+"""actors.core.attachments and storage.attachments: the upload rules, how files go to a CLI, and
+where they are kept."""
+import base64
+import os
+import stat
+
+import pytest
+
+from actors.core import attachments
+from actors.errors import ChatError
+from storage.attachments import AttachmentStore
+
+
+def upload(name="a.txt", mime="text/plain", content=b"hi") -> dict:
+    return {"name": name, "mime": mime, "data": base64.b64encode(content).decode()}
+
+
+def test_uploads_decode_to_name_type_and_bytes():
+    assert attachments.decode([upload(), upload("p.PNG", "", b"\x89PNG")]) == \
+        [("a.txt", "text/plain", b"hi"), ("p.PNG", "image/png", b"\x89PNG")]
+
+
+@pytest.mark.parametrize("uploads, problem", [
+    ("nope", "is a list"), ([upload()] * 9, "At most 8"), (["x"], "{name, mime, data"),
+    ([upload(name="")], "1..255"), ([upload(name="a" * 256)], "1..255"), ([upload(name="a/b")], "without /"),
+    ([upload(mime="m" * 256)], "mime type"), ([{"name": "a", "mime": "", "data": "@@"}], "Invalid attachment base64"),
+])
+def test_an_upload_that_breaks_a_rule_is_refused_with_the_first_problem(uploads, problem):
+    with pytest.raises(ChatError) as refused:
+        attachments.decode(uploads)
+    assert refused.value.code == "invalid-attachments" and problem in str(refused.value)
+
+
+def test_the_stored_extension_comes_from_the_name_else_the_type_else_bin():
+    assert attachments.extension("report.PDF", "application/pdf") == "pdf"
+    assert attachments.extension("no extension", "image/png") == "png"
+    assert attachments.extension("weird.tar.gz-backup!", "application/x-thing") == "bin"
+    assert attachments.extension("data", "application/zip") == "zip"
+
+
+def test_images_go_as_images_and_other_files_are_named_with_their_path():
+    image = {"name": "p.png", "mime": "image/png", "size": 4, "path": "/x/1.png"}
+    notes = {"name": "n.txt", "mime": "text/plain", "size": 2, "path": "/x/2.txt"}
+    assert attachments.is_image(image) and not attachments.is_image(notes)
+    assert attachments.message_text("look", [image, notes]) == \
+        "look\n\n[Attached files]\n- n.txt (text/plain, 2 bytes): /x/2.txt"
+    assert attachments.message_text("look", [image]) == "look"
+    assert attachments.public(notes) == {"name": "n.txt", "mime": "text/plain", "size": 2}
+
+
+def test_the_store_keeps_each_file_private_with_an_index_and_removes_a_chats_all(tmp_path):
+    store = AttachmentStore(str(tmp_path))
+    [saved] = store.save("chat/1", [("n.txt", "text/plain", b"line")])
+    assert len(saved["id"]) == 16 and saved["path"].endswith(".txt") and saved["size"] == 4
+    assert stat.S_IMODE(os.stat(saved["path"]).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(saved["path"])).st_mode) == 0o700
+    assert store.get("chat/1", saved["id"]) == saved and store.read(saved) == b"line"
+    assert store.get("chat/1", "0" * 16) is None and store.get("other", saved["id"]) is None
+    store.remove_chat("chat/1")
+    assert not os.path.exists(saved["path"])
