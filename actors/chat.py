@@ -99,7 +99,7 @@ class Chat(pykka.ThreadingActor):
         else:
             resumed = self.durable.settle_after_restart(self._resuming_on)
             if resumed is not None:
-                self._send_to_cli(q.RESUME_PROMPT)
+                self._send_to_cli(q.resume_words(self.durable.info)[0])
         if self._start_cli and not self.link.running:
             self._start_process()
         self._arm_limit_resume()  # a take-up owed before a restart keeps its time
@@ -266,9 +266,15 @@ class Chat(pykka.ThreadingActor):
         return self.durable.history(cursor, limit)
 
     def configure(self, model: str | None = None, runtime_mode: str | None = None,
-                  resume_at_reset: bool | None = None) -> dict:
-        """New settings apply to the next process; the conversation goes on."""
+                  resume_at_reset: bool | None = None, restart_words: dict | None = None) -> dict:
+        """New settings apply to the next process; the conversation goes on. ``restart_words``
+        (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it."""
         info = self.durable.info
+        for key, value in (restart_words or {}).items():
+            if value is None:
+                info.pop(key, None)
+            else:
+                info[key] = value
         if model is not None:
             info["selection"] = {**info["selection"], "model": model or None}
             self._pending_model = model

@@ -269,7 +269,7 @@ class DurableFace:
         if turn is None or turn["state"] != "running":
             self.write_record()
             return None
-        resume, reason, attempt = q.resume_decision(turn, self.info.get("agentSessionId"), resuming_on)
+        resume, reason, attempt = q.resume_decision(turn, self.info.get("agentSessionId"), resuming_on, self.info)
         if not resume:
             self.emit(self.thread.abort_interrupted(reason))
             self.emit(self.thread.set_info(queuePaused=True))  # a turn abandoned on restart pauses the queue
@@ -278,7 +278,7 @@ class DurableFace:
             return None
         self._log("turn.resume", turn=turn["id"], attempt=attempt)
         self.emit(self.thread.upsert({**turn, "attempt": attempt, "resumePending": True}))
-        self.emit(self.thread.note("info", "Resumed after a restart", turn_id=turn["id"],
+        self.emit(self.thread.note("info", q.resume_words(self.info)[1], turn_id=turn["id"],
                                    item_id=f"resume-{turn['id']}-{attempt}"))
         self.write_record()  # the attempt is on disk before any process works on it
         return turn["id"], attempt

@@ -114,7 +114,7 @@ class CoreService:
         resume_at_reset = payload.get("resumeAtReset")
         if resume_at_reset is not None and not isinstance(resume_at_reset, bool):
             raise ChatError("bad-request", "`resumeAtReset` must be true or false")
-        return _get(self._chat(payload).configure(model, runtime_mode, resume_at_reset))
+        return _get(self._chat(payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload)))
 
     def do_chat_attach(self, payload, client):
         if client is None:
@@ -285,6 +285,30 @@ def settled(answer: dict) -> dict:
     if isinstance(answer.get("result"), Later):
         return {**answer, "result": answer["result"].wait()}
     return answer
+
+
+def _restart_words(payload) -> dict:
+    """chat.configure's words for a restart: ``endedAt`` (ms: the chat was stopped on purpose
+    then), ``unownedReason`` (why a turn is not resumed), ``resumeWords {prompt?, note?}``;
+    null removes one."""
+    words = {}
+    if "endedAt" in payload:
+        value = payload["endedAt"]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ChatError("bad-request", "`endedAt` is a time in ms since the epoch, or null")
+        words["endedAt"] = value
+    if "unownedReason" in payload:
+        value = payload["unownedReason"]
+        if value is not None and (not isinstance(value, str) or not 1 <= len(value) <= 300):
+            raise ChatError("bad-request", "`unownedReason` is 1..300 characters, or null")
+        words["unownedReason"] = value
+    if "resumeWords" in payload:
+        value = payload["resumeWords"]
+        if value is not None and (not isinstance(value, dict) or set(value) - {"prompt", "note"} or not all(
+                isinstance(v, str) and 1 <= len(v) <= 2000 for v in value.values())):
+            raise ChatError("bad-request", "`resumeWords` is {prompt?, note?} (1..2000 characters each), or null")
+        words["resumeWords"] = value
+    return words
 
 
 def _name(payload) -> str | None:

@@ -5,6 +5,13 @@ from actors.core.thread import host_id, now_ms
 from actors.errors import ChatError
 
 RESUME_PROMPT = "The app restarted while you were working on the previous message. Continue where you left off."
+RESUME_NOTE = "Resumed after a restart"
+
+
+def resume_words(info: dict) -> tuple[str, str]:
+    """(prompt to the CLI, note in the thread) of a resume: the chat's own words where it set them."""
+    words = info.get("resumeWords") if isinstance(info.get("resumeWords"), dict) else {}
+    return words.get("prompt") or RESUME_PROMPT, words.get("note") or RESUME_NOTE
 MAX_ATTEMPTS = 2  # a turn is worked on by at most two processes
 
 
@@ -41,11 +48,19 @@ def next_to_drain(info: dict, busy: bool, explicit: bool = False) -> dict | None
     return info["queue"].pop(0)
 
 
-def resume_decision(turn: dict, agent_session: str | None, resuming_on: bool) -> tuple[bool, str | None, int]:
-    """(resume?, reason it is not resumed, attempt) for a turn found running on load."""
+def resume_decision(turn: dict, agent_session: str | None, resuming_on: bool,
+                    info: dict | None = None) -> tuple[bool, str | None, int]:
+    """(resume?, reason it is not resumed, attempt) for a turn found running on load. ``info``
+    carries the chat's own words (chat.configure): ``endedAt``, when whoever opened the chat
+    stopped it (a turn it stopped is never resumed), and ``unownedReason``, the reason said
+    instead of devhostd's own."""
+    info = info or {}
     attempt = (turn.get("attempt") or 1) + (0 if turn.get("resumePending") else 1)
+    ended_at = info.get("endedAt")
+    if isinstance(ended_at, int) and ended_at >= (turn.get("createdAt") or 0):
+        return False, info.get("unownedReason") or "the chat was stopped on purpose before the restart", attempt
     if not resuming_on:
-        return False, "this machine does not resume turns", attempt
+        return False, info.get("unownedReason") or "this machine does not resume turns", attempt
     if not agent_session:
         return False, "the agent had not started a session to resume yet", attempt
     if attempt > MAX_ATTEMPTS:

@@ -303,6 +303,34 @@ def test_with_resuming_on_a_turn_resumes_once_and_never_a_third_time(stack, daem
         assert third.stop() == 0
 
 
+def test_a_resume_after_a_restart_is_worded_as_the_chat_asked(stack, daemon_env, mock):
+    with open(stack / "devhost.toml", "a") as manifest:
+        manifest.write("[core]\nresume_interrupted_turns = true\n")
+    mock.add(text_reply(*["slow "] * 200, delay=0.1), text_reply("going on"))
+    first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        with CoreConnection(first.control_origin) as core:
+            core.chats.create("words", provider="claude", cwd=str(stack / "project"))
+            core.chats.configure("words", resumeWords={"prompt": "The deploy restarted you. Carry on.",
+                                                       "note": "Back after the deploy"})
+            core.chats.attach("words")
+            core.chats.send("words", "keep working")
+            _event(core, lambda ev: ev.get("type") == "delta", "streaming")
+            wait_until(lambda: _agent_session(core, "words"), what="the CLI session")
+        _kill_hard(first)
+    finally:
+        first.stop()
+    second = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        mock.wait_for_requests(2, timeout=60)
+        assert "The deploy restarted you. Carry on." in message_text(mock.requests[1])
+        with CoreConnection(second.control_origin) as core:
+            notes = [i["text"] for i in core.chats.attach("words")["items"] if i["kind"] == "note"]
+            assert "Back after the deploy" in notes
+    finally:
+        second.stop()
+
+
 def _agent_session(core, chat_id):
     return any(e["event"] == "chat.event" and e["payload"]["event"].get("type") == "info"
                and e["payload"]["event"]["info"].get("agentSessionId") for e in core.events)

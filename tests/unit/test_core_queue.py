@@ -147,3 +147,22 @@ def test_a_resume_still_pending_keeps_its_attempt_and_may_go_again():
 
 def test_an_explicit_first_attempt_counts_like_an_absent_one():
     assert q.resume_decision({"id": "t", "attempt": 1}, "s", True) == (True, None, 2)
+
+
+def test_a_turn_the_chat_was_stopped_on_purpose_during_is_never_resumed_and_says_why():
+    turn = {"id": "t", "createdAt": 100}
+    resume, reason, _ = q.resume_decision(turn, "s", True, {"endedAt": 150})
+    assert not resume and reason == "the chat was stopped on purpose before the restart"
+    resume, reason, _ = q.resume_decision(turn, "s", True, {"endedAt": 150, "unownedReason": "the task was cancelled"})
+    assert not resume and reason == "the task was cancelled"
+    assert q.resume_decision(turn, "s", True, {"endedAt": 50})[0]  # stopped before this turn: it resumes
+
+
+def test_the_chats_own_reason_replaces_devhostds_when_resuming_is_off():
+    assert q.resume_decision({"id": "t"}, "s", False, {"unownedReason": "nobody owns it"})[1] == "nobody owns it"
+
+
+def test_a_resume_is_worded_by_the_chat_where_it_set_words():
+    assert q.resume_words({}) == (q.RESUME_PROMPT, q.RESUME_NOTE)
+    assert q.resume_words({"resumeWords": {"note": "Back after the deploy"}}) == (q.RESUME_PROMPT, "Back after the deploy")
+    assert q.resume_words({"resumeWords": {"prompt": "Go on."}})[0] == "Go on."
