@@ -56,10 +56,11 @@ class Chat(pykka.ThreadingActor):
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
-                 limit_resume: bool = False):
+                 limit_resume: bool = False, visual_store=None):
         super().__init__()
         self._id = chat_id
         self._limit_resume = limit_resume  # [core] resume_at_reset: the host takes limited turns up again
+        self._visual_store = visual_store  # told to take the chat's visuals along on clear and kill
         self._limit_timer = None
         self._harness = harness
         self._registry = registry
@@ -440,6 +441,17 @@ class Chat(pykka.ThreadingActor):
             raise ChatError("item-not-found", f"Attachment {attachment_id} is gone from disk") from None
         return {"attachment": files.public(found), "data": base64.b64encode(content).decode()}
 
+    # ---- visuals (VisualStore keeps them) ----------------------------------------------------------
+
+    @guarded
+    def visuals_changed(self, listed: list) -> None:
+        self.durable.set_visuals(listed)
+
+    def _drop_visuals(self) -> None:
+        if self._visual_store is not None:
+            tell(self._visual_store, "remove_chat", self._id)
+        self.durable.set_visuals([])
+
     # ---- bookmarks (core/bookmarks.py) ----------------------------------------------------------
 
     def add_bookmark(self, item_id: str, name: str | None = None) -> dict:
@@ -465,6 +477,7 @@ class Chat(pykka.ThreadingActor):
         self._retire_cli()
         self.link.native_id = None
         self.durable.reset()
+        self._drop_visuals()
         return {}
 
     def compact(self) -> dict:
@@ -484,6 +497,7 @@ class Chat(pykka.ThreadingActor):
         return {}
 
     def kill(self) -> dict:
+        self._drop_visuals()
         self.durable.remove()  # from here nothing of this chat reaches the disk again
         self.close(1000)
         return {}

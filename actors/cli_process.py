@@ -39,8 +39,10 @@ def _die_with_parent() -> None:
 
 
 class CliProcess(pykka.ThreadingActor):
-    def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str):
+    def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str,
+                 chat_id: str = ""):
         super().__init__()
+        self._chat_id = chat_id
         self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_write_failed
         self._generation = generation
         self._argv = argv
@@ -58,6 +60,9 @@ class CliProcess(pykka.ThreadingActor):
     def on_start(self) -> None:
         env = dict(os.environ)
         env[self._tag[0]] = self._tag[1]
+        # For `devhostd visual publish` run by the agent: the chat it publishes in (DEVHOSTD_URL,
+        # the control origin, comes from the daemon's own environment).
+        env["DEVHOSTD_CHAT"] = self._chat_id
         try:
             self._proc = subprocess.Popen(
                 self._argv, cwd=self._cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

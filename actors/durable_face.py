@@ -25,7 +25,7 @@ from actors.core.history import page
 from actors.core.projector import PROJECTORS
 from actors.core.thread import Thread, new_info
 from actors.guard import spawn_later_logged
-from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
+from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.status import status_signature
 from actors.tell import tell
 from actors.core import attachments as files
@@ -53,6 +53,7 @@ class DurableFace:
         self._bookmark_file = sidecars.bookmarks(os.path.dirname(store.folder))
         self.attachments = AttachmentStore(os.path.dirname(store.folder))
         self.bookmarks: list[dict] = self._bookmark_file.load(chat_id)
+        self.visuals: list[dict] = sidecars.visuals(os.path.dirname(store.folder)).load(chat_id)  # VisualStore's
         self._clients = clients  # every connected core client: chat.status goes to all of them
         self._registry = registry  # told each new info (a tell)
         self._actor_ref = actor_ref  # the chat's own, for the delta flush timer
@@ -109,9 +110,10 @@ class DurableFace:
             lines = [line for line in read_log(self._store.log_path(self.chat_id)) if line["seq"] > since]
             if [line["seq"] for line in lines] == list(range(since + 1, self.seq + 1)):
                 return {"subscriber": subscriber, "info": self.info, "items": [], "seq": self.seq,
-                        "events": [line["event"] for line in lines], "bookmarks": self.bookmarks}
+                        "events": [line["event"] for line in lines], "bookmarks": self.bookmarks,
+                        "visuals": self.visuals}
         answer = {"subscriber": subscriber, "seq": self.seq, **self.thread.snapshot(),
-                  "pending": self.thread.pending_requests(), "bookmarks": self.bookmarks}
+                  "pending": self.thread.pending_requests(), "bookmarks": self.bookmarks, "visuals": self.visuals}
         if history_limit is not None:
             answer.update(page(answer["items"], self.reset_seq, None, history_limit))
         return answer
@@ -375,6 +377,14 @@ class DurableFace:
         self._store.remove(self.chat_id)
         self._bookmark_file.remove(self.chat_id)
         self.attachments.remove_chat(self.chat_id)
+
+    def set_visuals(self, visuals: list[dict]) -> None:
+        """The chat's visuals changed (VisualStore keeps them): the attached clients are told."""
+        if self.removed:
+            return
+        self.visuals = visuals
+        for sink in list(self._attached.values()):
+            sink.push(ChatVisuals(self.chat_id, visuals))
 
     def set_bookmarks(self, bookmarks: list[dict]) -> None:
         """Keeps the new list (on disk first) and tells the attached clients the whole of it."""

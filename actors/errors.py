@@ -17,6 +17,8 @@ CODES = (
     "task-not-found",     # the chat runs no such background task
     "item-not-found",     # no such item (or not one that can be bookmarked), no such attachment
     "invalid-attachments",  # an upload breaks a rule; the message says which
+    "visual-invalid",     # a visual breaks a rule; the message tells the agent what to change
+    "visual-too-large",   # a visual's page is over 16 MiB
     "bookmark-not-found",  # no bookmark on that item
     "too-many-bookmarks",  # a chat keeps at most 200
     "not-found",          # the CLI has no saved conversation of that id

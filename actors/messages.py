@@ -84,6 +84,13 @@ class ChatBookmarks:
 
 
 @dataclass(frozen=True)
+class ChatVisuals:
+    """A chat's whole list of visuals after a change, to the clients attached to that chat."""
+    chat_id: str
+    visuals: list
+
+
+@dataclass(frozen=True)
 class ChatStatus:
     """A chat's info after its status signature changed, to every connected client."""
     chat_id: str

@@ -24,6 +24,7 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded
 from actors.harness import HARNESSES
+from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
 from storage.saved_conversations import transcript_items
 
@@ -52,7 +53,8 @@ class CoreClients:
 
 class Registry(pykka.ThreadingActor):
     def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on: bool = False,
-                 environment: dict | None = None, chat_options: dict | None = None, limit_resume: bool = False):
+                 environment: dict | None = None, chat_options: dict | None = None, limit_resume: bool = False,
+                 visual_store=None):
         super().__init__()
         self._store = ChatStore(data_dir)
         self._clients = clients
@@ -60,7 +62,7 @@ class Registry(pykka.ThreadingActor):
         self._resuming_on = resuming_on
         self._environment = environment if environment is not None else dict(os.environ)
         # For tests: e.g. a shorter acknowledgement timeout; and [core] resume_at_reset.
-        self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume}
+        self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume, "visual_store": visual_store}
         self._order: list[str] = []  # chat ids, oldest first
         self._infos: dict[str, dict] = {}  # every chat, loaded or only stored
         self._refs: dict[str, pykka.ActorRef] = {}
@@ -228,6 +230,24 @@ class Registry(pykka.ThreadingActor):
     def on_info(self, chat_id: str, info: dict) -> None:
         if chat_id in self._refs:
             self._infos[chat_id] = info
+
+    @guarded
+    def on_visuals(self, chat_id: str, listed: list) -> None:
+        """A chat's visuals changed (VisualStore): a loaded chat tells its attached clients."""
+        ref = self._refs.get(chat_id)
+        if ref is not None:
+            tell(ref, "visuals_changed", listed)
+
+    def known(self, chat_id: str) -> dict | None:
+        """A chat in memory or on disk: ``{activeTurnId}`` (None when there is no such chat)."""
+        if chat_id not in self._infos:
+            try:
+                if not self._store.exists(chat_id):
+                    return None
+            except ValueError:
+                return None
+            return {"activeTurnId": None}
+        return {"activeTurnId": self._infos[chat_id].get("activeTurnId")}
 
     def ending(self) -> list:
         """The exits of the CLIs of killed chats that may still be ending (the daemon stopping

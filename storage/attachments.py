@@ -47,6 +47,16 @@ class AttachmentStore:
                               {"version": 1, "attachments": self._index(chat_id) + saved})
         return saved
 
+    def page_path(self, chat_id: str, visual_id: str) -> str:
+        """Where a visual's page is kept: beside the chat's attachments, as ``<id>.html``."""
+        return os.path.join(self._folder(chat_id), f"{visual_id}.html")
+
+    def write_page(self, chat_id: str, visual_id: str, page: bytes) -> str:
+        os.makedirs(self.root, mode=0o700, exist_ok=True)
+        path = self.page_path(chat_id, visual_id)
+        write_bytes_atomically(path, page)
+        return path
+
     def get(self, chat_id: str, attachment_id: str) -> dict | None:
         return next((a for a in self._index(chat_id) if a.get("id") == attachment_id), None)
 

@@ -1,6 +1,7 @@
 """What a chat keeps beside its record, one JSON file each, atomic and private (0600 in 0700):
 
     <data>/chats/b-<encoded id>.json   bookmarks {version: 1, bookmarks: [...]}
+    <data>/chats/v-<encoded id>.json   visuals {version: 1, visuals: [...]} (their pages: storage/attachments.py)
 
 A prefix of its own per kind (the record is ``c-``), because a chat id may hold dots: a name such
 as ``<id>.bookmarks.json`` could be another chat's record. A file that is empty of entries is
@@ -43,6 +44,10 @@ class Sidecar:
             os.unlink(self.path(chat_id))
         except FileNotFoundError:
             pass
+
+
+def visuals(data_dir: str) -> Sidecar:
+    return Sidecar(data_dir, "v-", "visuals")
 
 
 def bookmarks(data_dir: str) -> Sidecar:

@@ -28,6 +28,7 @@ from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
 from storage.saved_conversations import saved_conversations
 from web import security
+from web.visual_pages import serve_visual
 from web.chat_socket import serve_chat_socket
 from web.log_socket import serve_log_socket
 from web.openapi import document as openapi_document
@@ -45,6 +46,7 @@ _UUID_CHARS = set("0123456789abcdefABCDEF-")
 HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "request-not-found": 404,
                "subagent-not-found": 404, "task-not-found": 404, "item-not-found": 404,
                "bookmark-not-found": 404, "too-many-bookmarks": 409, "invalid-attachments": 400,
+               "visual-invalid": 400, "visual-too-large": 413,
                "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400,
                "unavailable": 503}
 
@@ -60,6 +62,12 @@ class Context:
     source_root: str
     core_clients: object = None  # every connected chat-core client (actors/registry.CoreClients)
     actors: dict = field(default_factory=dict)  # proxies of actors that extensions start, by name
+    visuals: pykka.ActorProxy | None = None  # every chat's visuals (actors/visual_store.py)
+
+    @property
+    def visuals_host(self) -> str:
+        """The origin that serves visuals and nothing else (web/visual_pages.py)."""
+        return f"{VISUALS_HOSTNAME}:{self.port}"
 
     @property
     def control_host(self) -> str:
@@ -68,6 +76,9 @@ class Context:
     @property
     def control_origin(self) -> str:
         return f"http://{self.control_host}"
+
+
+VISUALS_HOSTNAME = "visuals.localhost"
 
 
 class Refusal(Exception):
@@ -149,7 +160,8 @@ class DevhostApp:
 
     def _allowed_hosts(self):
         manifest = self.context.manifests.current()
-        return security.allowed_hosts(self.context.control_host, [s.host for s in manifest.services], self.context.port)
+        return security.allowed_hosts(self.context.control_host, [s.host for s in manifest.services] + [VISUALS_HOSTNAME],
+                                      self.context.port)
 
     def refusal(self, environ) -> tuple[str, str] | None:
         host = environ.get("HTTP_HOST")
@@ -170,6 +182,8 @@ class DevhostApp:
         return None
 
     def websocket_precheck(self, environ):
+        if (environ.get("HTTP_HOST") or "").lower() == self.context.visuals_host:
+            return "404 Not Found", "the visuals origin serves only visual pages"
         refusal = self.refusal(environ)
         if refusal:
             return refusal
@@ -187,6 +201,8 @@ class DevhostApp:
         return None
 
     def __call__(self, environ, start_response):
+        if (environ.get("HTTP_HOST") or "").lower() == self.context.visuals_host:
+            return serve_visual(self.context, environ, start_response)  # that origin has nothing else
         refusal = self.refusal(environ)
         if refusal:
             status, message = refusal

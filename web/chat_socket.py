@@ -14,7 +14,8 @@ from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from actors.tell import tell
-from storage.manifest import prompt_for
+from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, prompt_for
+from web.visual_command import with_visuals
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.sinks import SocketSink, abort, encoded_once, write_live
@@ -68,11 +69,18 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             sink.push(refusal(getattr(command, "command_id", None), MOVED, chat_id=session_id))
             continue
         if isinstance(command, Send):
-            tell(chat, "send", subscriber, command, prompt_for(context.manifests.current(), root))
+            tell(chat, "send", subscriber, command, page_prompt(context.manifests.current(), root))
         elif isinstance(command, Interrupt):
             tell(chat, "interrupt", subscriber)
         elif isinstance(command, Respond):
             tell(chat, "respond", subscriber, command.request_id, command.result)
+
+
+def page_prompt(manifest, root: str) -> str:
+    """What a page's message gets appended: the manifest's prompt for the folder, and, when it
+    is devhostd's own, how the agent can show the person a page (web/visual_command.py)."""
+    prompt = prompt_for(manifest, root)
+    return with_visuals(prompt, prompt in (DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT))
 
 
 def directory_now(context, query, request_hostname) -> str | None:

@@ -8,6 +8,7 @@ gets 403. Codes: ``bad-request`` (unreadable frame or payload), ``unknown-reques
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -20,7 +21,7 @@ import pykka
 from actors.chatlog import daemon_log
 from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
-from actors.messages import ChatBookmarks, ChatEvent, ChatStatus
+from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.registry import RUNTIME_MODES
 from storage.cli_files import claude_subagent_transcript
 from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
@@ -58,9 +59,10 @@ def _request_id(payload):
 class CoreService:
     """Turns envelopes into asks of the registry and its chats. One per daemon."""
 
-    def __init__(self, registry: pykka.ActorProxy, clients):
+    def __init__(self, registry: pykka.ActorProxy, clients, visuals: pykka.ActorProxy | None = None):
         self.registry = registry
         self.clients = clients
+        self.visuals = visuals
 
     def _chat(self, payload):
         return _get(self.registry.chat(_chat_id(payload)))
@@ -76,7 +78,7 @@ class CoreService:
             if not isinstance(payload, dict):
                 raise ChatError("bad-request", "`payload` must be an object")
             handler = getattr(self, "do_" + frame["type"].replace(".", "_"), None)
-            if handler is None or not frame["type"].startswith(("chat.",)):
+            if handler is None or not frame["type"].startswith(("chat.", "visuals.")):
                 raise ChatError("unknown-request", f"unknown request {frame['type']!r}")
             return {"id": request_id, "ok": True, "result": handler(payload, client)}
         except ChatError as exc:
@@ -174,8 +176,68 @@ class CoreService:
         raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
 
     def do_chat_attachment(self, payload, client):
-        """An attachment of the chat's messages, read back: {attachment: {id, name, mime, size}, data}."""
-        return _get(self._chat(payload).attachment(_text(payload, "attachmentId", limit=64)))
+        """An attachment of the chat's messages, or a visual's page, read back: {attachment:
+        {id, name, mime, size}, data}."""
+        attachment_id = _text(payload, "attachmentId", limit=64)
+        try:
+            return _get(self._chat(payload).attachment(attachment_id))
+        except ChatError as exc:
+            page = _get(self.visuals.page(_chat_id(payload), attachment_id)) if self.visuals is not None else None
+            if exc.code != "item-not-found" or page is None:
+                raise
+        try:
+            content = gevent.get_hub().threadpool.apply(_read_bytes, (page["path"],))
+        except OSError:
+            raise ChatError("item-not-found", f"Visual {attachment_id} is gone from disk") from None
+        return {"attachment": {k: page[k] for k in ("id", "name", "mime", "size")},
+                "data": base64.b64encode(content).decode()}
+
+    # ---- visuals (actors/visual_store.py) ---------------------------------------------------------
+
+    def _visual_store(self):
+        if self.visuals is None:
+            raise ChatError("chat-unsupported", "This host keeps no visuals")
+        return self.visuals
+
+    def _known(self, chat_id: str) -> dict:
+        known = _get(self.registry.known(chat_id))
+        if known is None:
+            raise ChatError("chat-not-found", f"No chat {chat_id}")
+        return known
+
+    def do_chat_publishVisual(self, payload, client):
+        """A page an agent publishes in a chat (loaded or not); a visual published while a turn
+        runs belongs to that turn unless the input names another."""
+        chat_id = _chat_id(payload)
+        store = self._visual_store()
+        turn = self._known(chat_id)["activeTurnId"]
+        fields = {k: payload.get(k) for k in ("title", "html", "maxHeight", "heights", "turnId") if k in payload}
+        return {"visual": _get(store.publish(chat_id, fields, turn), timeout=VISUAL_WAIT)}
+
+    def do_chat_listVisuals(self, payload, client):
+        chat_id = _chat_id(payload)
+        self._known(chat_id)
+        return {"visuals": _get(self._visual_store().list(chat_id))}
+
+    def do_chat_removeVisual(self, payload, client):
+        chat_id = _chat_id(payload)
+        self._chat(payload)  # the chat must be loaded (the seed's rule)
+        return {"visuals": _get(self._visual_store().remove(chat_id, _text(payload, "visualId", limit=64)))}
+
+    def do_visuals_copyChat(self, payload, client):
+        """A fork's visuals: those of ``fromChatId`` it keeps (``keep``: ids; all when absent)."""
+        source, target = _text(payload, "fromChatId", limit=200), _text(payload, "toChatId", limit=200)
+        self._known(source)
+        self._known(target)
+        keep = payload.get("keep")
+        if keep is not None and (not isinstance(keep, list) or not all(isinstance(k, str) for k in keep)):
+            raise ChatError("bad-request", "`keep` is a list of visual ids")
+        return {"visuals": _get(self._visual_store().copy_chat(source, target, keep), timeout=VISUAL_WAIT)}
+
+    def do_visuals_removeChat(self, payload, client):
+        """Takes back what a fork that failed wrote."""
+        self._visual_store().remove_chat(_text(payload, "chatId", limit=200))
+        return {}
 
     def do_chat_addBookmark(self, payload, client):
         return _get(self._chat(payload).add_bookmark(_text(payload, "itemId", limit=300), _name(payload)))
@@ -311,6 +373,11 @@ def _restart_words(payload) -> dict:
     return words
 
 
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
 def _name(payload) -> str | None:
     name = payload.get("name")
     if name is not None and (not isinstance(name, str) or len(name) > 4000):
@@ -345,6 +412,9 @@ def encode(message) -> list[bytes]:
     if isinstance(message, ChatEvent):
         payload = {"chatId": message.chat_id, "event": message.event, "seq": message.seq}
         return [_frame({"type": "event", "event": "chat.event", "payload": payload})]
+    if isinstance(message, ChatVisuals):
+        return [_frame({"type": "event", "event": "chat.visuals", "payload": {"chatId": message.chat_id,
+                                                                             "visuals": message.visuals}})]
     if isinstance(message, ChatBookmarks):
         return [_frame({"type": "event", "event": "chat.bookmarks", "payload": {"chatId": message.chat_id,
                                                                                "bookmarks": message.bookmarks}})]
@@ -358,6 +428,7 @@ def _frame(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+VISUAL_WAIT = 30.0  # seconds for writing a page of up to 16 MiB
 STEER_WAIT = 20.0  # seconds chat.send waits for the CLI to take a steer up or refuse it
 SUBAGENT_PAGE = 50
 MAX_WATCHED = 8  # subagents one client may watch at once
@@ -466,7 +537,7 @@ class CoreExtension:
         self.service = None
 
     def start(self, context):
-        self.service = CoreService(context.registry, context.core_clients)
+        self.service = CoreService(context.registry, context.core_clients, context.visuals)
         return {}
 
     def install(self, app):

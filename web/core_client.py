@@ -141,6 +141,22 @@ class Chats:
     def stop_subagent(self, chat_id: str, subagent_id: str):
         return self._c.request("chat.stopSubagent", {"chatId": chat_id, "subagentId": subagent_id})
 
+    def publish_visual(self, chat_id: str, title: str, html: str, **fields):
+        """Publishes an HTML page in the chat (loaded or not): {visual}. ``fields``: maxHeight,
+        heights, turnId."""
+        return self._c.request("chat.publishVisual", {"chatId": chat_id, "title": title, "html": html, **fields})
+
+    def list_visuals(self, chat_id: str):
+        return self._c.request("chat.listVisuals", {"chatId": chat_id})["visuals"]
+
+    def remove_visual(self, chat_id: str, visual_id: str):
+        return self._c.request("chat.removeVisual", {"chatId": chat_id, "visualId": visual_id})["visuals"]
+
+    def copy_visuals(self, from_chat: str, to_chat: str, keep: list | None = None):
+        """A fork's visuals (visuals.copyChat)."""
+        payload = {"fromChatId": from_chat, "toChatId": to_chat, **({"keep": keep} if keep is not None else {})}
+        return self._c.request("visuals.copyChat", payload)["visuals"]
+
     def add_bookmark(self, chat_id: str, item_id: str, name: str | None = None):
         return self._c.request("chat.addBookmark", {"chatId": chat_id, "itemId": item_id,
                                                     **({"name": name} if name is not None else {})})

@@ -22,6 +22,7 @@ from actors import proctree
 from actors.chatlog import daemon_log
 from actors.harness_catalog import HarnessCatalog
 from actors.registry import CoreClients, Registry
+from actors.visual_store import VisualStore
 from storage.chat_store import FolderInUse, lock_folder
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
@@ -92,6 +93,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["doctor"]:
         return doctor.main(argv[1:], default_state_dir())
+    if argv[:1] == ["visual"]:
+        from web import visual_command
+        return visual_command.main(argv[1:])
     args = parse_args(argv)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
@@ -114,29 +118,35 @@ def main(argv=None) -> int:
         print(f"devhostd: {exc}", file=sys.stderr)
         return 1
 
-    # Fixed start order; stopped in reverse. A cheap ask of each surfaces a failing on_start now.
-    started = []
-    core_clients = CoreClients()
-    try:
-        catalog = _started(started, HarnessCatalog.start())
-        registry = _started(started, Registry.start(
-            os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
-            resuming_on=manifest_resumes(manifests), limit_resume=manifests.current().resume_at_reset))
-    except (pykka.ActorDeadError, pykka.Timeout) as exc:
-        print(f"devhostd: an actor failed to start: {exc!r}", file=sys.stderr)
-        _stop(list(reversed(started)))
-        return 1
-
     try:
         server = WSGIServer((args.host, args.port), None, handler_class=DevhostHandler, log=None,
                             error_log=_ErrorLog())
         server.init_socket()
     except OSError as exc:
         print(f"devhostd: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
-        _stop(list(reversed(started)))
         return 1
     port = server.socket.getsockname()[1]
-    context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(),
+    # An agent's `devhostd visual publish` posts here (the CLIs inherit this environment).
+    os.environ["DEVHOSTD_URL"] = f"http://{security.format_host(args.host, port)}"
+
+    # Fixed start order; stopped in reverse. A cheap ask of each surfaces a failing on_start now.
+    started = []
+    core_clients = CoreClients()
+    try:
+        catalog = _started(started, HarnessCatalog.start())
+        visuals = _started(started, VisualStore.start(os.path.join(state_dir, "core")))
+        registry = _started(started, Registry.start(
+            os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
+            resuming_on=manifest_resumes(manifests), limit_resume=manifests.current().resume_at_reset,
+            visual_store=visuals))
+        visuals.proxy().set_registry(registry).get(timeout=30)
+    except (pykka.ActorDeadError, pykka.Timeout) as exc:
+        print(f"devhostd: an actor failed to start: {exc!r}", file=sys.stderr)
+        _stop(list(reversed(started)))
+        server.close()
+        return 1
+
+    context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
                       panels=PanelPositions(state_dir), address=args.host, port=port,
                       source_root=development_source_root(CODE_DIR), core_clients=core_clients)
     extensions = [CoreExtension(), *EXTENSIONS]

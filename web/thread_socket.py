@@ -29,10 +29,9 @@ import json
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import spawn_logged
-from actors.messages import ChatBookmarks, ChatEvent, CommandResult, Notice, SessionState
+from actors.messages import ChatBookmarks, ChatEvent, ChatVisuals, CommandResult, Notice, SessionState
 from actors.tell import tell
-from storage.manifest import prompt_for
-from web.chat_socket import MOVED, commands, directory_now, frame, refusal
+from web.chat_socket import MOVED, commands, directory_now, frame, page_prompt, refusal
 from web.chat_socket import encode as chat_encode
 from web.commands import CommandError, Interrupt, Send, parse_command
 from web.sinks import SocketSink, abort, encoded_once, write_live
@@ -50,7 +49,7 @@ def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname
         ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
         ws.close(1011)
         return
-    writer = spawn_logged(_write, ws, sink, _first_frames(attached))
+    writer = spawn_logged(_write, ws, sink, _first_frames(attached, f"http://{context.visuals_host}"))
     try:
         _read(ws, context, chat, attached["subscriber"], record["projectRootPath"], query, request_hostname, sink)
     finally:
@@ -70,14 +69,16 @@ def parse_since(value) -> int | None:
     return int(value)
 
 
-def _first_frames(attached: dict) -> list[bytes]:
+def _first_frames(attached: dict, visuals_origin: str) -> list[bytes]:
     if "events" in attached:
         first = attached["seq"] - len(attached["events"]) + 1
         return [frame({"type": "resumed", "session": attached["session"], "seq": first - 1})] + \
             [_event(seq, event) for seq, event in enumerate(attached["events"], first)] + \
-            [frame({"type": "bookmarks", "bookmarks": attached["bookmarks"]})]
+            [frame({"type": "bookmarks", "bookmarks": attached["bookmarks"]}),
+             frame({"type": "visuals", "visuals": attached["visuals"], "origin": visuals_origin})]
     return [frame({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
-                   "info": attached["info"], "items": attached["items"], "bookmarks": attached["bookmarks"]})]
+                   "info": attached["info"], "items": attached["items"], "bookmarks": attached["bookmarks"],
+                   "visuals": attached["visuals"], "visualsOrigin": visuals_origin})]
 
 
 def _write(ws, sink, first: list[bytes]) -> None:
@@ -99,7 +100,7 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
             sink.push(_answer_refused(command, MOVED, session_id))
             continue
         if isinstance(command, Send):
-            tell(chat, "send", subscriber, command, prompt_for(context.manifests.current(), root))
+            tell(chat, "send", subscriber, command, page_prompt(context.manifests.current(), root))
         elif isinstance(command, Interrupt):
             tell(chat, "interrupt", subscriber)
         else:
@@ -206,6 +207,8 @@ def _encode(message) -> list[bytes]:
         return [frame({"type": "state", "session": message.record})]
     if isinstance(message, ChatBookmarks):
         return [frame({"type": "bookmarks", "bookmarks": message.bookmarks})]
+    if isinstance(message, ChatVisuals):
+        return [frame({"type": "visuals", "visuals": message.visuals})]
     if isinstance(message, (CommandResult, Notice)):
         return chat_encode(message)  # the same frames as the chat socket's
     raise TypeError(f"a thread socket has no frame for {message!r}")

@@ -41,6 +41,18 @@ export class Transcript {
     this.sorted = null;
     this.changed = new Set(["*"]);
     this.setBookmarks(snapshot.bookmarks || []);
+    this.setVisuals(snapshot.visuals || [], snapshot.visualsOrigin);
+  }
+
+  /** The chat's visuals (pages an agent published), shown after their turn's last item. */
+  setVisuals(list, origin) {
+    if (origin) this.visualsOrigin = origin;
+    const before = new Set((this.visuals || []).map((v) => `visual-${v.id}`));
+    this.visuals = Array.isArray(list) ? list : [];
+    for (const visual of this.visuals) {
+      if (!before.delete(`visual-${visual.id}`)) this.changed.add(`visual-${visual.id}`);
+    }
+    this.sorted = null;
   }
 
   /** Applies one event frame ({seq, event}); one seen already is ignored. */
@@ -213,6 +225,12 @@ export class Transcript {
       if (!this.items.has(`user-${commandId}`)) entries.push([local.anchor - 0.5, `user-${commandId}`, { id: `user-${commandId}` }]);
     }
     for (const note of this.notes) entries.push([note.anchor - 0.25, note.key, note]);
+    // A visual comes after the last item of the turn it belongs to (else after everything).
+    for (const visual of this.visuals || []) {
+      const after = lastOfTurn.get(visual.turnId);
+      entries.push([(after ?? this.order.length) + 0.3, `visual-${visual.id}`, { key: `visual-${visual.id}`, kind: "visual",
+        visual, url: this.visualsOrigin ? `${this.visualsOrigin}/v/${encodeURIComponent(this.chatId || "")}/${visual.id}` : null }]);
+    }
     entries.sort((a, b) => a[0] - b[0]);
     return entries.map((entry) => entry[2]);
   }

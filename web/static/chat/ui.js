@@ -94,6 +94,7 @@ export class Panel {
     this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/vendor/highlight-github.min.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
 
+    this.visualHeights = new Map(); // visual id -> the height its page last reported
     this.view = new ConversationView(u.log, u.items, {
       approve: (item, decision) => this.answer(item, { type: "approve", requestId: item.requestId, decision,
         ...(decision === "deny" ? { message: "The person denied this in the devhost panel." } : {}) }, decision),
@@ -101,8 +102,12 @@ export class Panel {
       stopTask: (item) => this.command({ type: "stopTask", taskId: item.taskId }),
       stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
       configure: (fields) => this.command({ type: "configure", ...fields }),
+      visualHeight: (id) => this.visualHeights.get(id),
       bookmark: (itemId, on) => this.command(on ? { type: "bookmark", itemId } : { type: "unbookmark", itemId }),
     });
+    // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
+    // cannot open a window itself). Only frames of this panel's own visuals are listened to.
+    window.addEventListener("message", (event) => this._fromVisual(event));
     // A limited turn counts down to its reset.
     setInterval(() => {
       for (const node of this.root.querySelectorAll(".countdown")) node.textContent = countdown(Number(node.dataset.until));
@@ -344,6 +349,7 @@ export class Panel {
       case "snapshot":
       case "resumed": {
         this._setSession(frame.session);
+        t.chatId = frame.session?.chatId;
         t.newSocket(); // answers the last socket carried are open again unless the items say otherwise
         if (frame.type === "snapshot") t.load(frame);
         this._settleUnsent();
@@ -362,6 +368,9 @@ export class Panel {
       case "bookmarks":
         t.setBookmarks(frame.bookmarks);
         break;
+      case "visuals":
+        t.setVisuals(frame.visuals, frame.origin);
+        break;
       case "command_result":
         t.acknowledge(frame.commandId, frame.delivery, frame.error);
         this.store.update(() => {
@@ -379,6 +388,26 @@ export class Panel {
         return;
     }
     this._render(t.takeChanged());
+  }
+
+  _fromVisual(event) {
+    const frame = [...this.root.querySelectorAll("iframe.visual-frame")].find((f) => f.contentWindow === event.source);
+    const message = event.data;
+    if (!frame || !message || message.jsonrpc !== "2.0" || typeof message.method !== "string") return;
+    if (message.method === "ui/notifications/size-changed") {
+      const height = Number(message.params?.height);
+      if (!Number.isFinite(height) || height < 0) return;
+      const fitted = Math.max(80, Math.min(Math.ceil(height), Number(frame.dataset.maxHeight) || 2000));
+      frame.style.height = `${fitted}px`;
+      this.visualHeights.set(frame.dataset.visual, fitted); // kept when the item is drawn again
+    } else if (message.method === "ui/open-link") {
+      let url = null;
+      try { url = new URL(message.params?.url); } catch { url = null; }
+      if (url && (url.protocol === "http:" || url.protocol === "https:")) window.open(url.href, "_blank", "noopener");
+      if (typeof message.id === "string" || Number.isFinite(message.id)) {
+        event.source.postMessage({ jsonrpc: "2.0", id: message.id, result: {} }, "*");
+      }
+    }
   }
 
   _toggleMarks(open = this.ui.markList.hidden) {

@@ -249,6 +249,20 @@ const RENDERERS = {
 
   error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
   notice: (item) => el("div", { class: "item notice" }, item.text),
+  visual: (item, actions) => {
+    // A page an agent published: shown in a sandboxed frame (scripts, but no same-origin rights,
+    // no popups, no top navigation) from the visuals origin, sized by what its page reports.
+    const { visual, url } = item;
+    const theme = encodeURIComponent(JSON.stringify({ appearance: "light", variables: {} }));
+    const height = actions.visualHeight?.(visual.id) || initialHeight(visual);
+    return el("figure", { class: "item visual", dataset: { visual: visual.id } },
+      el("figcaption", {}, el("span", { class: "title" }, visual.title),
+        url ? el("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: "open" }, "Open in a tab") : null),
+      url ? el("iframe", { class: "visual-frame", src: `${url}#visual-theme=${theme}`, sandbox: "allow-scripts",
+                           referrerpolicy: "no-referrer", loading: "lazy", title: visual.title,
+                           dataset: { visual: visual.id, maxHeight: String(visual.maxHeight || 2000) },
+                           style: `height:${height}px` }) : el("div", { class: "muted" }, "This visual cannot be shown here."));
+  },
   limit: (item, actions) => {
     const { kind, resetsAt, message } = item.limit;
     const lines = [el("strong", {}, kind === "usage" ? "Usage limit reached" : "The model is overloaded"),
@@ -332,6 +346,14 @@ function block(label, value, open = false) {
   return details;
 }
 
+
+/** A visual's frame height before its page reports one: from its measured heights at about the
+ *  panel's width, else a modest default. */
+function initialHeight(visual) {
+  const widths = visual.heights || [];
+  const near = widths.filter(([w]) => w <= 400).pop() || widths[0];
+  return Math.max(80, Math.min(near ? near[1] : 240, visual.maxHeight || 2000));
+}
 
 /** A time in the person's own clock (and day, when it is not today). */
 export function clockTime(ms) {

@@ -1,0 +1,120 @@
+"""VisualStore: the one keeper of every chat's visuals (actors/core/visuals.py has the rules).
+
+One actor for all chats, so publishing, removing and copying run one after another, and every
+change is told, with the chat's whole list, to the registry (which passes it to the chat, if it
+is loaded, for its attached clients). A visual can be published in a chat nobody loaded.
+
+    <data>/chats/v-<encoded id>.json           the list, {version: 1, visuals: [...]}
+    <data>/attachments/<encoded id>/<id>.html  each page, bootstrap included
+"""
+from __future__ import annotations
+
+import os
+
+import pykka
+
+from actors.core import visuals as rules
+from actors.core.thread import now_ms
+from actors.errors import ChatError
+from actors.guard import guarded
+from actors.tell import tell
+from storage import sidecars
+from storage.attachments import AttachmentStore
+
+
+class VisualStore(pykka.ThreadingActor):
+    def __init__(self, data_dir: str, registry=None):
+        super().__init__()
+        self._lists = sidecars.visuals(data_dir)
+        self._pages = AttachmentStore(data_dir)
+        self._registry = registry
+
+    def ping(self) -> bool:
+        return True
+
+    def set_registry(self, registry) -> None:
+        self._registry = registry
+
+    def _announce(self, chat_id: str, listed: list[dict]) -> None:
+        if self._registry is not None:
+            tell(self._registry, "on_visuals", chat_id, listed)
+
+    def list(self, chat_id: str) -> list[dict]:
+        return self._lists.load(chat_id)
+
+    def publish(self, chat_id: str, fields: dict, turn_id: str | None = None) -> dict:
+        """Checks, bootstraps and keeps a page; answers its record (``fields``: title, html,
+        maxHeight?, heights?, turnId?; ``turn_id``: the chat's running turn, when none is named)."""
+        title, html, max_height, heights = rules.normalize(fields.get("title"), fields.get("html"),
+                                                           fields.get("maxHeight"), fields.get("heights"))
+        raw = len(html.encode("utf-8", "surrogatepass"))
+        if raw > rules.LIMITS["bytes"]:
+            raise rules.too_large(raw)
+        page = rules.inject(html).encode("utf-8", "surrogatepass")
+        if len(page) > rules.LIMITS["bytes"]:
+            raise rules.too_large(len(page))
+        turn = fields.get("turnId") if isinstance(fields.get("turnId"), str) and fields.get("turnId") else turn_id
+        visual = rules.record(title, max_height, heights, len(page), now_ms(), turn)
+        path = self._pages.write_page(chat_id, visual["id"], page)
+        listed = self._lists.load(chat_id) + [visual]
+        try:
+            self._lists.save(chat_id, listed)
+        except OSError:
+            os.unlink(path)  # a page no list names would never be removed
+            raise
+        self._announce(chat_id, listed)
+        return visual
+
+    def remove(self, chat_id: str, visual_id: str) -> list[dict]:
+        listed = self._lists.load(chat_id)
+        kept = [v for v in listed if v.get("id") != visual_id]
+        if len(kept) != len(listed):
+            self._lists.save(chat_id, kept)
+            try:
+                os.unlink(self._pages.page_path(chat_id, visual_id))
+            except FileNotFoundError:
+                pass
+            self._announce(chat_id, kept)
+        return kept
+
+    @guarded
+    def remove_chat(self, chat_id: str) -> None:
+        """A clear or a kill: the list and every page go (the attachments folder is the chat's)."""
+        had = self._lists.load(chat_id)
+        self._lists.remove(chat_id)
+        for visual in had:
+            try:
+                os.unlink(self._pages.page_path(chat_id, visual.get("id", "")))
+            except (FileNotFoundError, ValueError):
+                pass
+        if had:
+            self._announce(chat_id, [])
+
+    def copy_chat(self, from_id: str, to_id: str, keep: list[str] | None = None) -> list[dict]:
+        """A fork gets the visuals it keeps (all by default), each page written anew under it."""
+        target = self._lists.load(to_id)
+        known = {v.get("id") for v in target}
+        for visual in self._lists.load(from_id):
+            if visual.get("id") in known or (keep is not None and visual.get("id") not in keep):
+                continue
+            try:
+                page = self._pages.read({"path": self._pages.page_path(from_id, visual["id"])})
+            except OSError:
+                continue  # its page is gone: nothing to copy
+            self._pages.write_page(to_id, visual["id"], page)
+            target.append(visual)
+        self._lists.save(to_id, target)
+        self._announce(to_id, target)
+        return target
+
+    def page(self, chat_id: str, visual_id: str) -> dict | None:
+        """A visual as an attachment: ``{id, name: "<title>.html", mime: "text/html", size, path}``."""
+        visual = next((v for v in self._lists.load(chat_id) if v.get("id") == visual_id), None)
+        if visual is None:
+            return None
+        return {"id": visual_id, "name": f"{visual['title']}.html", "mime": "text/html", "size": visual["size"],
+                "path": self._pages.page_path(chat_id, visual_id)}
+
+
+def unknown_chat(chat_id: str) -> ChatError:
+    return ChatError("chat-not-found", f"No chat {chat_id}")
