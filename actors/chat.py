@@ -450,7 +450,8 @@ class Chat(pykka.ThreadingActor):
     def _drop_visuals(self) -> None:
         if self._visual_store is not None:
             tell(self._visual_store, "remove_chat", self._id)
-        self.durable.set_visuals([])
+        if self.durable.visuals:
+            self.durable.set_visuals([])
 
     # ---- bookmarks (core/bookmarks.py) ----------------------------------------------------------
 

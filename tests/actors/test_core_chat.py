@@ -67,6 +67,8 @@ def _item(frame: dict) -> dict:
 def _short(frame: dict) -> str:
     if frame.get("event") == "chat.status":
         return f"status:{frame['payload']['info']['status']}"
+    if "event" not in frame.get("payload", {}):
+        return frame.get("event", "?")  # chat.bookmarks, chat.visuals
     event = frame["payload"]["event"]
     return f"{event['type']}:{(event.get('item') or {}).get('kind', '')}"
 
