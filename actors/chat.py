@@ -392,7 +392,8 @@ class Chat(pykka.ThreadingActor):
 
     def stop_subagent(self, subagent_id: str) -> dict:
         """Ends a delegated agent where the CLI can; otherwise it is marked stopped (the seed's rule)."""
-        item = next((i for i in self._running("subagent") if subagent_id in (i["id"], i.get("taskId"))), None)
+        item = next((i for i in self._running("subagent")
+                     if subagent_id in (i["id"], i.get("taskId"), i.get("toolUseId"))), None)
         if item is None:
             raise ChatError("subagent-not-found", f"No subagent {subagent_id} is running in this chat")
         self._stop_background(item)
@@ -402,7 +403,7 @@ class Chat(pykka.ThreadingActor):
         """Where a delegated agent's own conversation is: the CLI's session and the agent's id
         (its task id), for reading its transcript at the edge."""
         item = next((i for i in self.durable.thread.snapshot()["items"] if i["kind"] == "subagent"
-                     and subagent_id in (i["id"], i.get("taskId"))), None)
+                     and subagent_id in (i["id"], i.get("taskId"), i.get("toolUseId"))), None)
         if item is None:
             raise ChatError("subagent-not-found", f"No subagent {subagent_id} in chat {self._id}")
         if not item.get("taskId") or not self.link.native_id:
@@ -410,7 +411,7 @@ class Chat(pykka.ThreadingActor):
         # Claude Code's agent: a transcript beside its session's, by task id; Codex's: a rollout of
         # its own, by its thread id.
         return {"harness": self._harness.HARNESS_ID, "native": self.link.native_id, "agent": item["taskId"],
-                "status": item.get("status"), "subagentId": item["id"]}
+                "status": item.get("status"), "subagentId": item["id"], "toolUseId": item.get("toolUseId")}
 
     def _running(self, kind: str) -> list[dict]:
         return [item for item in self.durable.thread.snapshot()["items"]

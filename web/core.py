@@ -288,14 +288,21 @@ class CoreService:
             raise ChatError("bad-request", "`cursor` must be a position (0 or more) a previous page gave")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
             raise ChatError("bad-request", "`limit` must be 1..100")
-        watch = payload.get("watch", False)
-        if not isinstance(watch, bool):
+        watch = payload.get("watch")
+        if watch is not None and not isinstance(watch, bool):
             raise ChatError("bad-request", "`watch` must be true or false")
-        source = _get(self._chat(payload).subagent_source(_text(payload, "subagentId", limit=300)))
+        source = _get(self._chat(payload).subagent_source(_subagent_ref(payload)))
+        if watch is False and client is not None:  # released before reading (the seed's rule)
+            watcher = client.watching.pop((chat_id, source["subagentId"]), None)
+            if watcher is not None:
+                watcher.kill(block=False)
         items, stamp = _subagent_items(source)
         page = items[cursor:cursor + limit]
-        answer = {"subagentId": source["subagentId"], "status": source["status"], "items": page,
-                  "total": len(items), **({"nextCursor": cursor + len(page)} if cursor + len(page) < len(items) else {})}
+        answer = {"subagentId": source["subagentId"], "toolUseId": source.get("toolUseId"), "status": source["status"],
+                  "live": source["status"] == "running",
+                  "source": "codex-thread" if source["harness"] == "codex" else "claude-transcript",
+                  "items": page, "total": len(items),
+                  **({"nextCursor": cursor + len(page)} if cursor + len(page) < len(items) else {})}
         if watch:
             if client is None:
                 raise ChatError("bad-request", "watch streams events: use the WebSocket /__devhost__/ws/core")
@@ -311,7 +318,7 @@ class CoreService:
         return _get(self._chat(payload).stop_task(_text(payload, "taskId", limit=200)))
 
     def do_chat_stopSubagent(self, payload, client):
-        return _get(self._chat(payload).stop_subagent(_text(payload, "subagentId", limit=300)))
+        return _get(self._chat(payload).stop_subagent(_subagent_ref(payload)))
 
     def do_chat_clear(self, payload, client):
         return _get(self._chat(payload).clear(payload.get("force") is True))
@@ -347,6 +354,13 @@ def settled(answer: dict) -> dict:
     if isinstance(answer.get("result"), Later):
         return {**answer, "result": answer["result"].wait()}
     return answer
+
+
+def _subagent_ref(payload) -> str:
+    """A delegated agent named by its item's id or task id (``subagentId``), or, in the seed's
+    words, by the tool call that started it (``toolUseId``)."""
+    key = "toolUseId" if "toolUseId" in payload and "subagentId" not in payload else "subagentId"
+    return _text(payload, key, limit=300)
 
 
 def _restart_words(payload) -> dict:

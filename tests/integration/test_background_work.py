@@ -118,7 +118,8 @@ def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watc
                               timeout=60, what="the agent's transcript growing")
     assert changed["payload"]["subagentId"] == agent["id"]
     wait_until(lambda: items(core, "watched", "subagent")[0]["status"] == "done", timeout=60, what="the agent done")
-    whole = core.chats.subagent("watched", agent["id"])
+    whole = core.chats.subagent("watched", agent["id"], watch=False)  # and its watch released
+    assert whole["source"] == "claude-transcript" and whole["live"] is False
     kinds = [i["kind"] for i in whole["items"]]
     assert [i["text"] for i in whole["items"] if i["kind"] == "user"] == [SUB_PROMPT]
     assert "tool" in kinds, whole
@@ -149,6 +150,9 @@ def test_codex_a_child_agent_is_a_subagent_item_with_its_items_under_it_and_its_
     assert said == {"SUB-DONE": agent["toolUseId"], "The agent said SUB-DONE.": None}
     assert core.chats.list()[0]["background"] == []
     whole = core.chats.subagent("cx", agent["id"])  # from the child's own rollout
+    assert whole["source"] == "codex-thread" and whole["live"] is False and whole["toolUseId"] == agent["toolUseId"]
+    by_tool = core.request("chat.subagent", {"chatId": "cx", "toolUseId": agent["toolUseId"]})  # the seed's name
+    assert by_tool["items"] == whole["items"]
     assert [i["text"] for i in whole["items"] if i["kind"] == "user"][0].startswith("Task from /root")
     assert any(i["kind"] == "tool" and "sub-hello" in (i.get("output") or "") for i in whole["items"]), whole
     assert [i["text"] for i in whole["items"] if i["kind"] == "assistant"] == ["SUB-DONE"]
