@@ -89,12 +89,18 @@ def _claude_user_text(record: dict) -> str | None:
 
 
 def _claude_summary(path: str, root: str) -> dict | None:
+    found = _read_once(path, _claude_head)
+    if found is None or not _inside(os.path.realpath(found["cwd"]), root):
+        return None
+    return {k: v for k, v in found.items() if k != "cwd"}
+
+
+def _claude_head(path: str) -> dict | None:
+    """A transcript's folder, title and times (its first message of the person's), or None."""
     cwd = title = created = None
     for record in _records(path, 4 * 1024 * 1024):
         if cwd is None and isinstance(record.get("cwd"), str):
             cwd = record["cwd"]
-            if not _inside(os.path.realpath(cwd), root):
-                return None
         if created is None:
             created = _ms(record.get("timestamp"))
         text = _claude_user_text(record)
@@ -105,7 +111,29 @@ def _claude_summary(path: str, root: str) -> dict | None:
         return None  # nothing a person said yet, or no folder recorded
     session_id = os.path.basename(path)[:-len(".jsonl")]
     return {"harness": "claude-code", "nativeSessionId": session_id, "title": title, "createdAt": created,
-            "updatedAt": int(os.path.getmtime(path) * 1000)}
+            "updatedAt": int(os.path.getmtime(path) * 1000), "cwd": cwd}
+
+
+# What a file said, by path, while its size and time stay the same: listing a folder's saved
+# conversations again (each panel open) reads only the files that changed since.
+_HEADS: dict[str, tuple[tuple[int, int], dict | None]] = {}
+MAX_REMEMBERED = 4096
+
+
+def _read_once(path: str, read):
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    stamp = (info.st_size, info.st_mtime_ns)
+    known = _HEADS.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    found = read(path)
+    if len(_HEADS) >= MAX_REMEMBERED:
+        _HEADS.clear()  # simple and bounded: the next listing reads them again
+    _HEADS[path] = (stamp, found)
+    return found
 
 
 def list_claude(root: str, env: dict) -> list[dict]:
@@ -193,21 +221,30 @@ def _codex_user_text(record: dict) -> str | None:
     return None
 
 
+def _codex_head(path: str) -> dict | None:
+    """A rollout's folder, id, title and times (a top-level thread's, with a message of the
+    person's), or None."""
+    meta = _codex_meta(path)
+    if not meta or not isinstance(meta.get("cwd"), str) or meta.get("parent_thread_id") \
+            or not isinstance(meta.get("id"), str):
+        return None
+    title = next((title_of(text) for text in map(_codex_user_text, _records(path, 4 * 1024 * 1024))
+                  if text and text.strip()), None)
+    if title is None:
+        return None
+    return {"harness": "codex", "nativeSessionId": meta["id"], "title": title, "createdAt": _ms(meta.get("timestamp")),
+            "updatedAt": int(_mtime(path) * 1000), "cwd": meta["cwd"]}
+
+
 def list_codex(root: str, env: dict) -> list[dict]:
     pattern = os.path.join(codex_dir(env), "sessions", "*", "*", "*", "rollout-*.jsonl")
     paths = sorted(glob(pattern), key=_mtime, reverse=True)[:MAX_CODEX_ROLLOUTS]
     found = []
     for path in paths:
-        meta = _codex_meta(path)
-        if not meta or not isinstance(meta.get("cwd"), str) or meta.get("parent_thread_id") \
-                or not _inside(os.path.realpath(meta["cwd"]), root) or not isinstance(meta.get("id"), str):
+        head = _read_once(path, _codex_head)
+        if head is None or not _inside(os.path.realpath(head["cwd"]), root):
             continue
-        title = next((title_of(text) for text in map(_codex_user_text, _records(path, 4 * 1024 * 1024))
-                      if text and text.strip()), None)
-        if title is None:
-            continue
-        found.append({"harness": "codex", "nativeSessionId": meta["id"], "title": title,
-                      "createdAt": _ms(meta.get("timestamp")), "updatedAt": int(_mtime(path) * 1000)})
+        found.append({k: v for k, v in head.items() if k != "cwd"})
         if len(found) == MAX_LISTED:
             break
     return found

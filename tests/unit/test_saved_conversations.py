@@ -96,3 +96,19 @@ def test_both_clis_are_listed_together_newest_first(tmp_path):
     both = saved_conversations("/home/dev/tmp/exp", env)
     assert {c["harness"] for c in both} == {"claude-code", "codex"}
     assert [c["updatedAt"] for c in both] == sorted((c["updatedAt"] for c in both), reverse=True)
+
+
+def test_a_file_is_read_again_only_when_its_size_or_time_changed(tmp_path):
+    from storage import saved_conversations as saved
+    path = tmp_path / "one.jsonl"
+    path.write_text("first\n")
+    reads = []
+
+    def read(p):
+        reads.append(p)
+        return {"text": open(p).read()}
+    assert saved._read_once(str(path), read) == {"text": "first\n"}
+    assert saved._read_once(str(path), read) == {"text": "first\n"} and len(reads) == 1  # unchanged: remembered
+    path.write_text("first\nsecond\n")
+    assert saved._read_once(str(path), read) == {"text": "first\nsecond\n"} and len(reads) == 2
+    assert saved._read_once(str(tmp_path / "gone.jsonl"), read) is None and len(reads) == 2
