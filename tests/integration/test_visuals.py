@@ -31,6 +31,17 @@ def fetch(daemon, host: str, path: str) -> tuple[int, dict, bytes]:
         connection.close()
 
 
+def allowed_then_published(core, chat_id: str) -> dict:
+    """The person allows the agent's command; the page it publishes is the chat's one visual."""
+    wait_until(lambda: [a for a in items(core, chat_id, "approval") if a["decision"] == "pending"], timeout=60,
+               what="the agent asking to run the command")
+    [approval] = items(core, chat_id, "approval")
+    core.chats.approve(chat_id, approval["requestId"], "allow")
+    wait_until(lambda: core.chats.list_visuals(chat_id), timeout=60, what="the visual")
+    [visual] = core.chats.list_visuals(chat_id)
+    return visual
+
+
 def page_path(chat_id: str, visual_id: str) -> str:
     return f"/v/{quote(chat_id, safe='')}/{visual_id}"
 
@@ -128,14 +139,22 @@ def test_an_agent_publishes_a_page_from_its_own_shell_in_a_real_turn(core, mock,
     core.chats.create("agent", provider="claude", cwd=str(stack / "project"))
     core.chats.attach("agent")
     turn = core.chats.send("agent", "chart the numbers")["turnId"]
-    wait_until(lambda: [a for a in items(core, "agent", "approval") if a["decision"] == "pending"], timeout=60,
-               what="the approval of the command")
-    [approval] = items(core, "agent", "approval")
-    core.chats.approve("agent", approval["requestId"], "allow")
-    wait_until(lambda: core.chats.list_visuals("agent"), timeout=60, what="the visual")
-    [visual] = core.chats.list_visuals("agent")
+    visual = allowed_then_published(core, "agent")
     assert visual["title"] == "Numbers I measured" and visual["turnId"] == turn  # the turn that ran it
     wait_until(lambda: any(i["text"] == "Published it." for i in items(core, "agent", "assistant")), timeout=60,
                what="the turn going on")
     [bash] = [t for t in items(core, "agent", "tool") if t["name"] == "Bash"]
     assert "published visual" in (bash["output"] or "")
+
+
+def test_a_codex_agent_publishes_from_its_shell_once_the_person_lets_it_out_of_the_sandbox(core, openai, stack):
+    from tests.mock_openai import shell_reply, text_reply as codex_text
+    page = stack / "project" / "codex.html"
+    page.write_text(PAGE)
+    command = f"{command_prefix()} --title 'From Codex' {shlex.quote(str(page))}"
+    # Codex's sandbox has no network: the model asks to run the command outside it.
+    openai.add(shell_reply(command, justification="publish the page to the person's chat"), codex_text("Done."))
+    core.chats.create("cxvis", provider="codex", cwd=str(stack / "project"))
+    turn = core.chats.send("cxvis", "publish it")["turnId"]
+    visual = allowed_then_published(core, "cxvis")
+    assert visual["title"] == "From Codex" and visual["turnId"] == turn
