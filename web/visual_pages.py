@@ -35,10 +35,10 @@ def serve_visual(context, environ, start_response):
     found = VISUAL_PATH.match(environ.get("PATH_INFO") or "")
     if method not in ("GET", "HEAD") or not found or context.visuals is None:
         return _plain(start_response, "404 Not Found", "the visuals origin serves only visual pages")
-    chat_id, visual_id = unquote(found.group(1), errors="strict"), found.group(2)
     try:
+        chat_id, visual_id = unquote(found.group(1), errors="strict"), found.group(2)
         page = context.visuals.page(chat_id, visual_id).get(timeout=10)
-    except (pykka.ActorDeadError, pykka.Timeout, ValueError):
+    except (pykka.ActorDeadError, pykka.Timeout, ValueError):  # (an id that is no UTF-8, or too long)
         page = None
     try:
         body = gevent.get_hub().threadpool.apply(_read, (page["path"],)) if page else None

@@ -70,6 +70,8 @@ def test_a_published_page_is_kept_listed_told_and_served_only_on_the_visuals_ori
     # Nothing else answers there, and the page is never served on an app's or the control origin.
     assert fetch(daemon, f"visuals.localhost:{daemon.port}", "/__devhost__/config")[0] == 404
     assert fetch(daemon, f"visuals.localhost:{daemon.port}", page_path("vis", "0" * 16))[0] == 404
+    for odd in ("/v/%FF%FE/" + "0" * 16, "/v/" + "x" * 400 + "/" + "0" * 16, "/v/vis/" + visual["id"] + "/.."):
+        assert fetch(daemon, f"visuals.localhost:{daemon.port}", odd)[0] == 404, odd  # never a 500
     assert fetch(daemon, daemon.host(), page_path("vis", visual["id"]))[2] != body
     assert fetch(daemon, daemon.control_origin.split("//")[1], page_path("vis", visual["id"]))[2] != body
 
