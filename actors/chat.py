@@ -530,7 +530,7 @@ class Chat(pykka.ThreadingActor):
         for attachment in attachments or []:
             if files.is_image(attachment):
                 try:
-                    content = self.durable.attachments.read(attachment)
+                    content = gevent.get_hub().threadpool.apply(self.durable.attachments.read, (attachment,))
                 except OSError:
                     continue  # gone from disk: the message goes without it, never not at all
                 images.append((attachment["mime"], base64.b64encode(content).decode()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+import gevent
 import pykka
 
 from actors.core import visuals as rules
@@ -55,7 +56,8 @@ class VisualStore(pykka.ThreadingActor):
             raise rules.too_large(len(page))
         turn = fields.get("turnId") if isinstance(fields.get("turnId"), str) and fields.get("turnId") else turn_id
         visual = rules.record(title, max_height, heights, len(page), now_ms(), turn)
-        path = self._pages.write_page(chat_id, visual["id"], page)
+        # Up to 16 MiB written and synced: on the hub's threadpool, so no other greenlet waits.
+        path = gevent.get_hub().threadpool.apply(self._pages.write_page, (chat_id, visual["id"], page))
         listed = self._lists.load(chat_id) + [visual]
         try:
             self._lists.save(chat_id, listed)
