@@ -118,6 +118,9 @@ def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watc
                               timeout=60, what="the agent's transcript growing")
     assert changed["payload"]["subagentId"] == agent["id"]
     wait_until(lambda: items(core, "watched", "subagent")[0]["status"] == "done", timeout=60, what="the agent done")
+    # The agent reads done a moment before its last words reach its transcript file.
+    wait_until(lambda: any(i["kind"] == "assistant" for i in core.chats.subagent("watched", agent["id"])["items"]),
+               timeout=30, what="the agent's last words in its transcript")
     whole = core.chats.subagent("watched", agent["id"], watch=False)  # and its watch released
     assert whole["source"] == "claude-transcript" and whole["live"] is False
     kinds = [i["kind"] for i in whole["items"]]
