@@ -1,0 +1,48 @@
+"""web.thread_socket: the page's commands in the chat core's words, read and checked before
+anything reaches a chat (a frame that cannot be read is refused, naming what to send)."""
+import json
+
+import pytest
+
+from web.commands import CommandError, Interrupt, Send
+from web.thread_socket import AnswerRefused, _parse
+
+
+def parse(value):
+    return _parse(json.dumps(value))
+
+
+def test_stops_configure_and_bookmarks_are_read_as_the_cores_requests():
+    assert parse({"type": "stopTask", "taskId": "t1"}) == {"type": "stopTask", "taskId": "t1"}
+    assert parse({"type": "stopSubagent", "subagentId": "g:sub-1"}) == {"type": "stopSubagent", "subagentId": "g:sub-1"}
+    assert parse({"type": "configure", "resumeAtReset": False}) == {"type": "configure", "resumeAtReset": False}
+    assert parse({"type": "bookmark", "itemId": "user-1", "name": "the ask"}) == \
+        {"type": "bookmark", "itemId": "user-1", "name": "the ask"}
+    assert parse({"type": "unbookmark", "itemId": "user-1", "name": "ignored"}) == \
+        {"type": "unbookmark", "itemId": "user-1", "name": None}
+
+
+@pytest.mark.parametrize("frame, words", [
+    ({"type": "stopTask"}, "stopTask needs the taskId"),
+    ({"type": "configure", "resumeAtReset": "yes"}, "configure takes resumeAtReset: true or false"),
+    ({"type": "bookmark"}, "bookmark needs the itemId"),
+    ({"type": "bookmark", "itemId": "x" * 301}, "bookmark needs the itemId"),
+    ({"type": "bookmark", "itemId": "user-1", "name": 5}, "a bookmark's name must be text"),
+    ({"type": "respond", "requestId": 1, "result": {}}, "approve or answer, not respond"),
+])
+def test_a_command_that_cannot_be_read_is_refused_saying_what_to_send(frame, words):
+    with pytest.raises(CommandError) as refused:
+        parse(frame)
+    assert words in str(refused.value)
+
+
+def test_an_unreadable_answer_names_its_request_so_the_page_can_reopen_it():
+    with pytest.raises(AnswerRefused) as refused:
+        parse({"type": "approve", "requestId": "r1", "decision": "maybe"})
+    assert refused.value.request_id == "r1"
+
+
+def test_sends_and_interrupts_are_the_chat_sockets_own():
+    assert isinstance(parse({"type": "interrupt"}), Interrupt)
+    sent = parse({"type": "send", "commandId": "11111111-2222-4333-8444-555555555555", "text": "hi"})
+    assert isinstance(sent, Send) and sent.text == "hi"
