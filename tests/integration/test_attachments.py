@@ -66,13 +66,16 @@ def test_claude_code_gets_the_image_as_an_image_and_the_file_by_its_path(core, m
     assert not os.path.exists(path) and os.listdir(attachment_folder(stack)) == []
 
 
-def test_codex_gets_the_image_as_an_input_image(core, openai, stack):
-    openai.add(codex_text("A dot."))
+def test_codex_gets_the_image_as_an_input_image_and_the_file_by_its_path(core, openai, stack):
+    openai.add(codex_text("A dot."), codex_text("Two lines."))
     core.chats.create("cxatt", provider="codex", cwd=str(stack / "project"))
     core.chats.send("cxatt", "", attachments=uploads()[:1])  # an image alone is a message too
     done(core, "cxatt")
     said = json.dumps(openai.requests[0]["input"])
     assert "input_image" in said and base64.b64encode(PIXEL).decode() in said
+    core.chats.send("cxatt", "and this", attachments=uploads()[1:])
+    wait_until(lambda: len(openai.requests) == 2, timeout=60, what="the second message")
+    assert "notes.txt (text/plain, 18 bytes): " in json.dumps(openai.requests[1]["input"])
 
 
 def test_a_message_with_files_sent_during_a_turn_waits_in_the_queue_with_them(core, mock, stack):
