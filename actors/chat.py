@@ -44,8 +44,8 @@ from actors.status import session_status
 from actors.tell import tell
 from storage.history import HistoryWriteError
 
-# A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
 LIMIT_WAIT = 5.0  # seconds a take-up waits for a turn in its way
+# A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
 HEARTBEAT_SECONDS = float(os.environ.get("DEVHOSTD_HEARTBEAT_SECONDS") or 30.0)
 HISTORY_BROKEN = ("not sent: the session's event history could not be written, so devhost stopped its CLI; "
                   "close the session and resume it")
@@ -381,9 +381,6 @@ class Chat(pykka.ThreadingActor):
 
     def stop_task(self, task_id: str) -> dict:
         """Ends a background task (a background shell) of the chat's CLI."""
-        if not hasattr(self._harness.Driver, "stop_task_frames"):
-            raise ChatError("chat-unsupported", f"{self._harness.LABEL} offers no way to stop one background task "
-                                                "from here; interrupt the turn, or end the session")
         item = next((i for i in self._running("task") if i.get("taskId") == task_id), None)
         if item is None:
             raise ChatError("task-not-found", f"This chat runs no such task: {task_id}")
@@ -418,13 +415,13 @@ class Chat(pykka.ThreadingActor):
                 if item["kind"] == kind and item.get("status") == "running"]
 
     def _stop_background(self, item: dict) -> None:
-        stop = getattr(self.link.driver, "stop_task_frames", None) if self.link.running else None
-        frames = stop(item["taskId"], item["kind"]) if stop is not None and item.get("taskId") else []
+        # Both drivers end one task (stop_task_frames); with no process, nothing of it runs.
+        frames = self.link.driver.stop_task_frames(item["taskId"], item["kind"]) \
+            if self.link.running and item.get("taskId") else []
         if not frames:
             if item["kind"] == "task":
                 raise ChatError("chat-unsupported", f"{self._harness.LABEL} cannot stop one background task from here")
-            # Nothing of it runs in the CLI now (or the CLI cannot end it): it is marked stopped,
-            # and its later output is its own.
+            # Nothing of it runs in the CLI now: it is marked stopped, and its later output is its own.
             self.durable.emit(self.durable.thread.upsert({**item, "status": "stopped"}))
             return
         self._log("task.stop", task=item["taskId"], kind=item["kind"])

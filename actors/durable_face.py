@@ -335,9 +335,7 @@ class DurableFace:
         except OSError as exc:
             self._log("error", kind="store", error=str(exc))
             self.write_record()  # a line that did not reach disk is folded into the record
-        message = ChatEvent(self.chat_id, event, self.seq)
-        for sink in list(self._attached.values()):
-            sink.push(message)
+        self._tell_attached(ChatEvent(self.chat_id, event, self.seq))
         if event["type"] in ("info", "reset"):
             self.tell_registry()  # chat.list answers from the registry's copy
         if event["type"] in ("info", "reset") or event.get("item", {}).get("kind") in ("approval", "question"):
@@ -383,8 +381,7 @@ class DurableFace:
         if self.removed:
             return
         self.visuals = visuals
-        for sink in list(self._attached.values()):
-            sink.push(ChatVisuals(self.chat_id, visuals))
+        self._tell_attached(ChatVisuals(self.chat_id, visuals))
 
     def set_bookmarks(self, bookmarks: list[dict]) -> None:
         """Keeps the new list (on disk first) and tells the attached clients the whole of it."""
@@ -392,8 +389,11 @@ class DurableFace:
             return
         self._bookmark_file.save(self.chat_id, bookmarks)
         self.bookmarks = bookmarks
+        self._tell_attached(ChatBookmarks(self.chat_id, bookmarks))
+
+    def _tell_attached(self, message) -> None:
         for sink in list(self._attached.values()):
-            sink.push(ChatBookmarks(self.chat_id, bookmarks))
+            sink.push(message)
 
 
 TITLE_CHARS = 80

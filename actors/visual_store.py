@@ -20,7 +20,7 @@ from actors.errors import ChatError
 from actors.guard import guarded
 from actors.tell import tell
 from storage import sidecars
-from storage.attachments import AttachmentStore
+from storage.attachments import AttachmentStore, read_file
 
 
 class VisualStore(pykka.ThreadingActor):
@@ -100,7 +100,7 @@ class VisualStore(pykka.ThreadingActor):
             if visual.get("id") in known or (keep is not None and visual.get("id") not in keep):
                 continue
             try:
-                page = self._pages.read({"path": self._pages.page_path(from_id, visual["id"])})
+                page = read_file(self._pages.page_path(from_id, visual["id"]))
             except OSError:
                 continue  # its page is gone: nothing to copy
             self._pages.write_page(to_id, visual["id"], page)

@@ -16,6 +16,12 @@ from storage.atomic import write_bytes_atomically, write_json_atomically
 from storage.chat_store import encode_id
 
 
+def read_file(path: str) -> bytes:
+    """A stored file's bytes, whole (an attachment, or a visual's page)."""
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
 class AttachmentStore:
     def __init__(self, data_dir: str):
         self.root = os.path.join(data_dir, "attachments")
@@ -61,8 +67,7 @@ class AttachmentStore:
         return next((a for a in self._index(chat_id) if a.get("id") == attachment_id), None)
 
     def read(self, attachment: dict) -> bytes:
-        with open(attachment["path"], "rb") as handle:
-            return handle.read()
+        return read_file(attachment["path"])
 
     def remove_chat(self, chat_id: str) -> None:
         shutil.rmtree(self._folder(chat_id), ignore_errors=True)

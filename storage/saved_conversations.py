@@ -88,13 +88,6 @@ def _claude_user_text(record: dict) -> str | None:
     return content.split(PROMPT_MARKER, 1)[0]
 
 
-def _claude_summary(path: str, root: str) -> dict | None:
-    found = _read_once(path, _claude_head)
-    if found is None or not _inside(os.path.realpath(found["cwd"]), root):
-        return None
-    return {k: v for k, v in found.items() if k != "cwd"}
-
-
 def _claude_head(path: str) -> dict | None:
     """A transcript's folder, title and times (its first message of the person's), or None."""
     cwd = title = created = None
@@ -118,6 +111,20 @@ def _claude_head(path: str) -> dict | None:
 # conversations again (each panel open) reads only the files that changed since.
 _HEADS: dict[str, tuple[tuple[int, int], dict | None]] = {}
 MAX_REMEMBERED = 4096
+
+
+def _listed(paths: list[str], read_head, root: str) -> list[dict]:
+    """The conversations of ``root`` (and folders in it) among ``paths``, in their order, at most
+    MAX_LISTED: each file's head (``read_head``) read once while the file is unchanged."""
+    found = []
+    for path in paths:
+        head = _read_once(path, read_head)
+        if head is None or not _inside(os.path.realpath(head["cwd"]), root):
+            continue
+        found.append({k: v for k, v in head.items() if k != "cwd"})
+        if len(found) == MAX_LISTED:
+            break
+    return found
 
 
 def _read_once(path: str, read):
@@ -151,14 +158,7 @@ def list_claude(root: str, env: dict) -> list[dict]:
             paths += [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".jsonl")]
         except OSError:
             continue
-    found = []
-    for path in sorted(paths, key=_mtime, reverse=True):
-        summary = _claude_summary(path, root)
-        if summary is not None:
-            found.append(summary)
-            if len(found) == MAX_LISTED:
-                break
-    return found
+    return _listed(sorted(paths, key=_mtime, reverse=True), _claude_head, root)
 
 
 def claude_transcript(session_id: str, env: dict) -> str | None:
@@ -238,16 +238,7 @@ def _codex_head(path: str) -> dict | None:
 
 def list_codex(root: str, env: dict) -> list[dict]:
     pattern = os.path.join(codex_dir(env), "sessions", "*", "*", "*", "rollout-*.jsonl")
-    paths = sorted(glob(pattern), key=_mtime, reverse=True)[:MAX_CODEX_ROLLOUTS]
-    found = []
-    for path in paths:
-        head = _read_once(path, _codex_head)
-        if head is None or not _inside(os.path.realpath(head["cwd"]), root):
-            continue
-        found.append({k: v for k, v in head.items() if k != "cwd"})
-        if len(found) == MAX_LISTED:
-            break
-    return found
+    return _listed(sorted(glob(pattern), key=_mtime, reverse=True)[:MAX_CODEX_ROLLOUTS], _codex_head, root)
 
 
 def codex_transcript(thread_id: str, env: dict) -> str | None:

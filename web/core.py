@@ -23,6 +23,7 @@ from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.registry import RUNTIME_MODES
+from storage.attachments import read_file
 from storage.cli_files import claude_subagent_transcript
 from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
 from web.sinks import SocketSink, abort, write_live
@@ -186,7 +187,7 @@ class CoreService:
             if exc.code != "item-not-found" or page is None:
                 raise
         try:
-            content = gevent.get_hub().threadpool.apply(_read_bytes, (page["path"],))
+            content = gevent.get_hub().threadpool.apply(read_file, (page["path"],))
         except OSError:
             raise ChatError("item-not-found", f"Visual {attachment_id} is gone from disk") from None
         return {"attachment": {k: page[k] for k in ("id", "name", "mime", "size")},
@@ -385,11 +386,6 @@ def _restart_words(payload) -> dict:
             raise ChatError("bad-request", "`resumeWords` is {prompt?, note?} (1..2000 characters each), or null")
         words["resumeWords"] = value
     return words
-
-
-def _read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def _name(payload) -> str | None:

@@ -18,6 +18,8 @@ from urllib.parse import unquote
 import gevent
 import pykka
 
+from storage.attachments import read_file
+
 VISUAL_PATH = re.compile(r"^/v/([^/]+)/([0-9a-f]{16})$")
 
 
@@ -41,7 +43,7 @@ def serve_visual(context, environ, start_response):
     except (pykka.ActorDeadError, pykka.Timeout, ValueError):  # (an id that is no UTF-8, or too long)
         page = None
     try:
-        body = gevent.get_hub().threadpool.apply(_read, (page["path"],)) if page else None
+        body = gevent.get_hub().threadpool.apply(read_file, (page["path"],)) if page else None
     except OSError:
         body = None
     if body is None:
@@ -54,11 +56,6 @@ def serve_visual(context, environ, start_response):
         ("Referrer-Policy", "no-referrer"), ("Cache-Control", "no-store"),
         ("Cross-Origin-Opener-Policy", "same-origin")])
     return [b"" if method == "HEAD" else body]
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
 
 
 def _plain(start_response, status: str, message: str):
