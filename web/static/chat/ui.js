@@ -225,7 +225,7 @@ export class Panel {
     }
     const unavailable = this.harnesses.filter((h) => !h.available);
     if (unavailable.length) {
-      this.showNote(unavailable.map((h) => `${h.label} is unavailable: ${h.error || "not found"}`).join(" "));
+      this.showNote(unavailable.map((h) => `${h.label} is unavailable: ${h.error || "not found"}.`).join("\n"));
     }
     this._renderControls();
   }
