@@ -56,9 +56,10 @@ class Chat(pykka.ThreadingActor):
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
-                 limit_resume: bool = False, visual_store=None):
+                 limit_resume: bool = False, visual_store=None, agent_tokens=None):
         super().__init__()
         self._id = chat_id
+        self._agent_tokens = agent_tokens  # DEVHOSTD_TOKEN of this chat's CLIs (actors/agent_tokens.py)
         self._limit_resume = limit_resume  # [core] resume_at_reset: the host takes limited turns up again
         self._visual_store = visual_store  # told to take the chat's visuals along on clear and kill
         self._limit_timer = None
@@ -74,7 +75,8 @@ class Chat(pykka.ThreadingActor):
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
-                            actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log)
+                            actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
+                            agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None)
         self._open = open_session  # a Chat-API session is open (not closed)
         self._start_cli = start_cli
         self._error = None  # the last turn's failure, or why the CLI stopped: the session's error
@@ -445,6 +447,11 @@ class Chat(pykka.ThreadingActor):
     def visuals_changed(self, listed: list) -> None:
         self.durable.set_visuals(listed)
 
+    def _revoke_agent_token(self) -> None:
+        """What the chat's agents held stops working: a cleared chat starts with a new token."""
+        if self._agent_tokens is not None:
+            self._agent_tokens.revoke(self._id)
+
     def _drop_visuals(self) -> None:
         if self._visual_store is not None:
             tell(self._visual_store, "remove_chat", self._id)
@@ -474,6 +481,7 @@ class Chat(pykka.ThreadingActor):
             raise ChatError("chat-busy", f"Chat {self._id} is still working on the previous message")
         self._lapse_limit_resume()
         self._retire_cli()
+        self._revoke_agent_token()
         self.link.native_id = None
         self.durable.reset()
         self._drop_visuals()
@@ -496,6 +504,7 @@ class Chat(pykka.ThreadingActor):
         return {}
 
     def kill(self) -> dict:
+        self._revoke_agent_token()
         self._drop_visuals()
         self.durable.remove()  # from here nothing of this chat reaches the disk again
         self.close(1000)

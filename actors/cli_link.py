@@ -59,8 +59,9 @@ class InFlight:
 class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
-                 log: chatlog.ChatLog | None = None):
+                 log: chatlog.ChatLog | None = None, agent_token=None):
         self._chat_id = chat_id
+        self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
         self._opened: dict = {}  # native request id -> when it was asked (monotonic)
         self.harness = harness
@@ -117,10 +118,18 @@ class CliLink:
         self._live += 1
         self.gone.clear()
         self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, self.root,
-                                         proctree.make_tag(self._chat_id), self.harness.LABEL, self._chat_id)
+                                         proctree.make_tag(self._chat_id), self.harness.LABEL, self._agent_env())
         self.cli = self._cli_ref.proxy()
         self._owner.link_started()
         self.write(self.driver.start_frames())
+
+    def _agent_env(self) -> dict[str, str]:
+        """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd
+        visual publish`): its chat and that chat's token. Never the core's secret."""
+        env = {"DEVHOSTD_CHAT": self._chat_id}
+        if self._agent_token is not None:
+            env["DEVHOSTD_TOKEN"] = self._agent_token()
+        return env
 
     def stop(self) -> None:
         """Asks the CLI to stop and ends its tree; its exit is still reported (on_cli_exit)."""

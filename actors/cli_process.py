@@ -38,11 +38,16 @@ def _die_with_parent() -> None:
         pass
 
 
+# Variables of the daemon's own environment that a CLI never inherits: an agent's shell reads
+# its environment, and these would let it act as someone else (the person, another chat).
+HIDDEN_FROM_CLI = frozenset({"DEVHOSTD_TOKEN", "DEVHOSTD_CHAT"})
+
+
 class CliProcess(pykka.ThreadingActor):
     def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str,
-                 chat_id: str = ""):
+                 agent_env: dict[str, str] | None = None):
         super().__init__()
-        self._chat_id = chat_id
+        self._agent_env = agent_env or {}
         self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_write_failed
         self._generation = generation
         self._argv = argv
@@ -58,11 +63,11 @@ class CliProcess(pykka.ThreadingActor):
         self._writer = None
 
     def on_start(self) -> None:
-        env = dict(os.environ)
+        env = {name: value for name, value in os.environ.items() if name not in HIDDEN_FROM_CLI}
         env[self._tag[0]] = self._tag[1]
-        # For `devhostd visual publish` run by the agent: the chat it publishes in (DEVHOSTD_URL,
-        # the control origin, comes from the daemon's own environment).
-        env["DEVHOSTD_CHAT"] = self._chat_id
+        # For `devhostd visual publish` run by the agent: its chat and that chat's token
+        # (DEVHOSTD_URL, the control origin, comes from the daemon's own environment).
+        env.update(self._agent_env)
         try:
             self._proc = subprocess.Popen(
                 self._argv, cwd=self._cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

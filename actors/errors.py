@@ -23,6 +23,7 @@ CODES = (
     "too-many-bookmarks",  # a chat keeps at most 200
     "not-found",          # the CLI has no saved conversation of that id
     "conflict",           # the conversation is open already elsewhere
+    "forbidden",          # this caller may not make this request (an agent's token: web/auth.py)
     "internal",
 )
 

@@ -47,7 +47,7 @@ HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "req
                "subagent-not-found": 404, "task-not-found": 404, "item-not-found": 404,
                "bookmark-not-found": 404, "too-many-bookmarks": 409, "invalid-attachments": 400,
                "visual-invalid": 400, "visual-too-large": 413,
-               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400,
+               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400, "forbidden": 403,
                "unavailable": 503}
 
 
@@ -63,6 +63,7 @@ class Context:
     core_clients: object = None  # every connected chat-core client (actors/registry.CoreClients)
     actors: dict = field(default_factory=dict)  # proxies of actors that extensions start, by name
     visuals: pykka.ActorProxy | None = None  # every chat's visuals (actors/visual_store.py)
+    core_auth: object = None  # who may ask the chat core (web/auth.CoreAuth)
 
     @property
     def visuals_host(self) -> str:

@@ -23,6 +23,7 @@ from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.registry import RUNTIME_MODES
+from web.auth import PERSON, Caller
 from storage.attachments import read_file
 from storage.cli_files import claude_subagent_transcript
 from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
@@ -68,8 +69,9 @@ class CoreService:
     def _chat(self, payload):
         return _get(self.registry.chat(_chat_id(payload)))
 
-    def handle(self, frame, client=None) -> dict:
-        """One envelope in, one answer out; never raises."""
+    def handle(self, frame, client=None, caller: Caller = PERSON) -> dict:
+        """One envelope in, one answer out; never raises. ``caller`` says who asks: an agent may
+        make only its own chat's agent-side requests (web/auth.py)."""
         request_id = frame.get("id") if isinstance(frame, dict) and isinstance(frame.get("id"), str) else None
         try:
             if not isinstance(frame, dict) or not request_id or not isinstance(frame.get("type"), str) \
@@ -81,6 +83,9 @@ class CoreService:
             handler = getattr(self, "do_" + frame["type"].replace(".", "_"), None)
             if handler is None or not frame["type"].startswith(("chat.", "visuals.")):
                 raise ChatError("unknown-request", f"unknown request {frame['type']!r}")
+            refusal = caller.refusal(frame["type"], payload)
+            if refusal:
+                raise ChatError("forbidden", refusal)
             return {"id": request_id, "ok": True, "result": handler(payload, client)}
         except ChatError as exc:
             return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
@@ -556,19 +561,33 @@ class CoreExtension:
         from web.app import Endpoint, Refusal
         context = app.context
 
+        auth = context.core_auth
+
         def control_only(environ):
+            """The caller of a request on the control origin that carries a good token."""
             if (environ.get("HTTP_HOST") or "").lower() != context.control_host.lower():
                 raise Refusal(403, "the chat core answers only on the control origin " + context.control_origin)
+            caller = auth.caller(environ)
+            if caller is None:
+                raise Refusal(401, auth.unauthorized(environ))
+            return caller
+
+        def socket_caller(environ):
+            if control_only(environ).agent_chat is not None:
+                # An agent's commands are single requests; the socket streams every chat's events.
+                raise Refusal(403, "an agent's DEVHOSTD_TOKEN is good only for POST /__devhost__/core, "
+                                   "not for the core socket")
 
         app.websockets["/__devhost__/ws/core"] = Endpoint(
-            check=control_only, serve=lambda ws, environ, _: serve_core_socket(ws, self.service))
+            check=socket_caller, serve=lambda ws, environ, _: serve_core_socket(ws, self.service))
 
         @app.bottle.post("/__devhost__/core")
         def core_request():
             try:
-                control_only(bottle.request.environ)
+                caller = control_only(bottle.request.environ)
             except Refusal as exc:
-                return _http(403, {"error": str(exc)})
+                return _http(exc.status, {"error": str(exc)},
+                             {"WWW-Authenticate": 'Bearer realm="devhostd"'} if exc.status == 401 else {})
             data = bottle.request.body.read(MAX_REQUEST_BYTES + 1)
             if len(data) > MAX_REQUEST_BYTES:
                 return _http(413, {"error": f"a request must be at most {MAX_REQUEST_BYTES} bytes"})
@@ -576,12 +595,14 @@ class CoreExtension:
                 frame = json.loads(data)
             except (ValueError, RecursionError):
                 frame = None
-            answer = self.service.handle(frame) if frame is not None else {
+            answer = self.service.handle(frame, caller=caller) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
-            return _http(200, settled(answer))
+            forbidden = not answer["ok"] and answer["error"]["code"] == "forbidden"
+            return _http(403 if forbidden else 200, settled(answer))
 
 
-def _http(status: int, body: dict):
+def _http(status: int, body: dict, headers: dict | None = None):
     import bottle
     return bottle.HTTPResponse(json.dumps(body), status=status,
-                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
+                               headers={"Content-Type": "application/json", "Cache-Control": "no-store",
+                                        **(headers or {})})

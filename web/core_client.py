@@ -1,13 +1,15 @@
 """A small Python client of the chat core, for integrations and the tests.
 
-    with CoreConnection("http://127.0.0.1:7777") as host:
+    with CoreConnection("http://127.0.0.1:7777") as host:   # the secret from the default state folder
         host.chats.create("my-chat", provider="claude", cwd="/path/to/checkout")
         host.chats.attach("my-chat")
         host.chats.send("my-chat", "hello")
         host.wait_event(lambda e: e["event"] == "chat.status" and e["payload"]["info"]["status"] == "idle")
 
 One WebSocket to ``/__devhost__/ws/core``; answers are matched by id, and every event that
-arrives meanwhile is kept in ``events``, in order. Needs ``websocket-client``.
+arrives meanwhile is kept in ``events``, in order. The core's secret is sent as a bearer
+token: ``token`` when given, else the one devhostd keeps in ``<state_dir>/core-token`` (the
+daemon's default state folder when ``state_dir`` is not given). Needs ``websocket-client``.
 """
 from __future__ import annotations
 
@@ -18,6 +20,18 @@ import time
 import websocket
 
 
+def core_secret(state_dir: str | None = None) -> str:
+    """The chat core's secret as devhostd keeps it (storage/core_token.py)."""
+    from storage import core_token
+    from storage.state_folder import default_state_dir
+    folder = state_dir or default_state_dir()
+    token = core_token.read(folder)
+    if token is None:
+        raise CoreRequestError("unauthorized", f"no chat-core secret in {core_token.token_path(folder)}: start "
+                                               "devhostd with that state folder once, or pass the token")
+    return token
+
+
 class CoreRequestError(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(f"{code}: {message}")
@@ -26,10 +40,12 @@ class CoreRequestError(Exception):
 
 
 class CoreConnection:
-    def __init__(self, control_origin: str, timeout: float = 60):
+    def __init__(self, control_origin: str, timeout: float = 60, *, token: str | None = None,
+                 state_dir: str | None = None):
         host = control_origin.split("://", 1)[1]
+        token = token or core_secret(state_dir)
         self._ws = websocket.create_connection(f"ws://{host}/__devhost__/ws/core", origin=control_origin,
-                                               timeout=timeout)
+                                               timeout=timeout, header=[f"Authorization: Bearer {token}"])
         self._ids = itertools.count(1)
         self.timeout = timeout
         self.events: list[dict] = []

@@ -19,14 +19,18 @@ import pykka
 from gevent.pywsgi import WSGIServer
 
 from actors import proctree
+from actors.agent_tokens import AgentTokens
 from actors.chatlog import daemon_log
 from actors.harness_catalog import HarnessCatalog
 from actors.registry import CoreClients, Registry
 from actors.visual_store import VisualStore
+from storage import core_token
 from storage.chat_store import FolderInUse, lock_folder
+from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from web import agents, doctor, security, sinks
+from web.auth import CoreAuth
 from web.app import Context, DevhostApp
 from web import pages
 from web.core import CoreExtension
@@ -69,11 +73,6 @@ def manifest_resumes(manifests: ManifestSource) -> bool:
     return manifests.current().resume_interrupted_turns
 
 
-def default_state_dir() -> str:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "devhostd")
-
-
 def _report_blocked_hub() -> None:
     """With gevent's monitor on (GEVENT_MONITOR_THREAD_ENABLE), a blocked hub is logged."""
     import gevent.events
@@ -95,7 +94,7 @@ def main(argv=None) -> int:
         return doctor.main(argv[1:], default_state_dir())
     if argv[:1] == ["visual"]:
         from web import visual_command
-        return visual_command.main(argv[1:])
+        return visual_command.main(argv[1:], default_state_dir())
     args = parse_args(argv)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
@@ -128,6 +127,8 @@ def main(argv=None) -> int:
     port = server.socket.getsockname()[1]
     # An agent's `devhostd visual publish` posts here (the CLIs inherit this environment).
     os.environ["DEVHOSTD_URL"] = f"http://{security.format_host(args.host, port)}"
+    agent_tokens = AgentTokens()
+    core_auth = CoreAuth(core_token.load_or_create(state_dir), core_token.token_path(state_dir), agent_tokens)
 
     # Fixed start order; stopped in reverse. A cheap ask of each surfaces a failing on_start now.
     started = []
@@ -138,7 +139,7 @@ def main(argv=None) -> int:
         registry = _started(started, Registry.start(
             os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
             resuming_on=manifest_resumes(manifests), limit_resume=manifests.current().resume_at_reset,
-            visual_store=visuals))
+            visual_store=visuals, chat_options={"agent_tokens": agent_tokens}))
         visuals.proxy().set_registry(registry).get(timeout=30)
     except (pykka.ActorDeadError, pykka.Timeout) as exc:
         print(f"devhostd: an actor failed to start: {exc!r}", file=sys.stderr)
@@ -148,7 +149,7 @@ def main(argv=None) -> int:
 
     context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
                       panels=PanelPositions(state_dir), address=args.host, port=port,
-                      source_root=development_source_root(CODE_DIR), core_clients=core_clients)
+                      source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
     extensions = [CoreExtension(), *EXTENSIONS]
     for extension in extensions:
         for name, ref in extension.start(context).items():  # after the core actors, stopped before them

@@ -68,8 +68,10 @@ def document() -> dict:
                     "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/reloads/apply": {"post": {"summary": "sends what is held, and goes on holding",
                                                 "responses": _answers("200", "403", "404")}},
-        "/__devhost__/core": {"post": {"summary": "one chat-core request (control origin only)",
-                                       "requestBody": CORE_BODY, "responses": _answers("200", "400", "403", "413")}},
+        "/__devhost__/core": {"post": {"summary": "one chat-core request (control origin only; the bearer secret of "
+                                                  "<state-dir>/core-token, or an agent's DEVHOSTD_TOKEN)",
+                                       "security": [{"coreToken": []}], "requestBody": CORE_BODY,
+                                       "responses": _answers("200", "400", "401", "403", "413")}},
         "/__devhost__/agents": {"get": {"summary": "the agents working in the directory", "parameters": PAGE_QUERY,
                                         "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/agents/activity": {"get": {"summary": "the agents' activity page (control origin only)",
@@ -84,6 +86,7 @@ def document() -> dict:
                      "description": "Chat from the page you are developing with the coding-agent CLIs on this "
                                     "machine. Every POST and PUT needs an Origin exactly equal to the origin it is "
                                     "sent to; the Host must be the control origin or a routed hostname."},
+            "components": {"securitySchemes": {"coreToken": {"type": "http", "scheme": "bearer"}}},
             "paths": paths}
 
 

@@ -3,8 +3,10 @@
     devhostd visual publish --title "Benchmark results" page.html [--max-height 600] [--chat ID]
 
 It sends the file to the daemon that started the agent's CLI: that daemon puts its control
-origin (``DEVHOSTD_URL``) and the chat's id (``DEVHOSTD_CHAT``) in the CLI's environment, and
-the command posts ``chat.publishVisual`` to ``/__devhost__/core`` there. It prints the visual's
+origin (``DEVHOSTD_URL``), the chat's id (``DEVHOSTD_CHAT``) and that chat's token
+(``DEVHOSTD_TOKEN``, good for its own visuals only) in the CLI's environment, and the command
+posts ``chat.publishVisual`` to ``/__devhost__/core`` there. Run by the person, without an
+agent's token, it sends the core's secret from ``<state-dir>/core-token``. It prints the visual's
 id, or what to change, and exits 0 or 1. The appended prompt tells the agent it exists
 (``publish_hint``).
 """
@@ -19,6 +21,7 @@ import urllib.error
 import urllib.request
 
 from actors.core.visuals import LAYOUT_GUIDE, PAGE_RULES
+from storage import core_token
 
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,7 +45,7 @@ def with_visuals(prompt: str, default: bool) -> str:
     return f"{prompt}\n\n{publish_hint()}" if default and prompt else prompt
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], default_state_dir: str) -> int:
     parser = argparse.ArgumentParser(prog="devhostd visual", description="Publish an HTML page in a devhost chat.")
     sub = parser.add_subparsers(dest="action", required=True)
     publish = sub.add_parser("publish", help="publish FILE as a visual of the chat")
@@ -53,6 +56,9 @@ def main(argv: list[str]) -> int:
     publish.add_argument("--max-height", type=int, help="the frame's largest height in CSS pixels (80..2000)")
     publish.add_argument("--url", default=os.environ.get("DEVHOSTD_URL"),
                          help="the daemon's control origin (default: $DEVHOSTD_URL)")
+    publish.add_argument("--state-dir", metavar="DIR", default=default_state_dir,
+                         help="the daemon's state folder, whose core-token is sent when $DEVHOSTD_TOKEN is not set "
+                              "(default: the daemon's default)")
     args = parser.parse_args(argv)
     if not args.chat or not args.url:
         print("devhostd visual: no chat to publish in: run this from an agent that devhostd started "
@@ -64,6 +70,12 @@ def main(argv: list[str]) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"devhostd visual: cannot read {args.file}: {exc}", file=sys.stderr)
         return 1
+    token = os.environ.get("DEVHOSTD_TOKEN") or core_token.read(args.state_dir)
+    if token is None:
+        print("devhostd visual: no token to send: run this from an agent that devhostd started (it sets "
+              f"DEVHOSTD_TOKEN), or as the person who runs devhostd, whose secret is read from "
+              f"{core_token.token_path(args.state_dir)} (pass --state-dir for another state folder)", file=sys.stderr)
+        return 1
     payload = {"chatId": args.chat, "title": args.title, "html": html}
     if args.max_height is not None:
         payload["maxHeight"] = args.max_height
@@ -71,7 +83,8 @@ def main(argv: list[str]) -> int:
     request = urllib.request.Request(args.url.rstrip("/") + "/__devhost__/core", data=body,
                                      # Not a browser: it names the control origin as its own, as the
                                      # rule for every state-changing request asks.
-                                     headers={"Content-Type": "application/json", "Origin": args.url.rstrip("/")},
+                                     headers={"Content-Type": "application/json", "Origin": args.url.rstrip("/"),
+                                              "Authorization": f"Bearer {token}"},
                                      method="POST")
     try:
         with urllib.request.urlopen(request, timeout=60) as response:

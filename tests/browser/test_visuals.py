@@ -34,7 +34,7 @@ def test_a_published_visual_is_shown_sized_by_its_page_and_cannot_reach_the_page
     expect(panel.items("assistant").first).to_have_text("Here is the chart.")
     page.evaluate("localStorage.setItem('app-secret', 'do not read')")
     chat_id = daemon.sessions()[0]["chatId"]
-    with CoreConnection(daemon.control_origin) as core:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         probe = PROBE.replace("CONTROL", repr(daemon.control_origin))
         visual = core.chats.publish_visual(chat_id, "Sandbox probe", probe)["visual"]
     card = panel.find(".item.visual")

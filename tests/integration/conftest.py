@@ -65,5 +65,5 @@ def daemon(stack, daemon_env):
 def core(daemon):
     """A chat-core client of ``daemon`` (web/core_client.py)."""
     from web.core_client import CoreConnection
-    with CoreConnection(daemon.control_origin) as connection:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as connection:
         yield connection

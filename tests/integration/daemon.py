@@ -42,6 +42,7 @@ class Daemon:
         argv = [sys.executable, str(code_dir / "bin" / "devhostd"), "--port", "0", "--state-dir", str(state_dir)]
         if config is not None:
             argv += ["--config", str(config)]
+        self.state_dir = state_dir
         self.stderr_path = state_dir.parent / f"devhostd-{uuid.uuid4().hex[:6]}.log"
         self._stderr = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=self._stderr)
@@ -53,6 +54,11 @@ class Daemon:
             raise RuntimeError(f"unexpected first line {text!r}; log: {self.log()}")
         self.control_origin = text.rsplit(" ", 1)[1]
         self.port = int(self.control_origin.rsplit(":", 1)[1])
+
+    @property
+    def core_token(self) -> str:
+        """The chat core's secret, as the person's own programs read it (storage/core_token.py)."""
+        return (self.state_dir / "core-token").read_text().strip()
 
     def log(self) -> str:
         try:
@@ -69,9 +75,12 @@ class Daemon:
     # ---- HTTP --------------------------------------------------------------------------------
 
     def request(self, method: str, path: str, body=None, *, host: str | None = None, origin: str | None = "same",
-                raw: bytes | None = None):
+                raw: bytes | None = None, token: str | None = "core"):
+        """``token``: the bearer sent to the chat core (``"core"``: its secret; None: none)."""
         host = host or self.host()
         headers = {"Host": host}
+        if token is not None and path.startswith("/__devhost__/core"):
+            headers["Authorization"] = f"Bearer {self.core_token if token == 'core' else token}"
         if origin == "same":
             origin = f"http://{host}"
         if origin is not None:

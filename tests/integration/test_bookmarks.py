@@ -52,7 +52,7 @@ def test_bookmarks_outlive_a_restart_and_go_with_clear_and_kill(daemon_env, mock
     mock.add(text_reply("one"), text_reply("two"))
     first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             user, _ = one_exchange(core, "kept", stack)
             core.chats.add_bookmark("kept", user["id"])
             other, _ = one_exchange(core, "killed", stack)
@@ -62,7 +62,7 @@ def test_bookmarks_outlive_a_restart_and_go_with_clear_and_kill(daemon_env, mock
     assert len(bookmark_files(stack)) == 2
     again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(again.control_origin) as core:
+        with CoreConnection(again.control_origin, token=again.core_token) as core:
             core.chats.create("kept")
             assert [b["itemId"] for b in core.chats.attach("kept")["bookmarks"]] == [user["id"]]
             core.chats.clear("kept")

@@ -232,7 +232,7 @@ def test_a_daemon_killed_mid_turn_keeps_the_thread_and_aborts_the_turn_with_a_no
     mock.add(text_reply(*["slow "] * 200, delay=0.1))
     first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             core.chats.create("r1", provider="claude", cwd=str(stack / "project"))
             core.chats.attach("r1")
             turn = core.chats.send("r1", "a long one")["turnId"]
@@ -243,7 +243,7 @@ def test_a_daemon_killed_mid_turn_keeps_the_thread_and_aborts_the_turn_with_a_no
         first.stop()
     again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(again.control_origin) as core:
+        with CoreConnection(again.control_origin, token=again.core_token) as core:
             info = core.chats.create("r1")
             assert info["queuePaused"] is True and [m["text"] for m in info["queue"]] == ["and this after"]
             items = core.chats.attach("r1")["items"]
@@ -269,7 +269,7 @@ def test_with_resuming_on_a_turn_resumes_once_and_never_a_third_time(stack, daem
     mock.add(text_reply(*["slow "] * 200, delay=0.1), text_reply(*["again "] * 200, delay=0.1))
     first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             core.chats.create("r2", provider="claude", cwd=str(stack / "project"))
             core.chats.attach("r2")
             turn = core.chats.send("r2", "keep working")["turnId"]
@@ -283,7 +283,7 @@ def test_with_resuming_on_a_turn_resumes_once_and_never_a_third_time(stack, daem
     try:
         mock.wait_for_requests(2, timeout=60)  # the resumed process asked the model again
         assert "Continue where you left off" in message_text(mock.requests[1])
-        with CoreConnection(second.control_origin) as core:
+        with CoreConnection(second.control_origin, token=second.core_token) as core:
             items = core.chats.attach("r2")["items"]
             assert next(i for i in items if i["id"] == turn)["attempt"] == 2
             assert any(i["kind"] == "note" and i["text"] == "Resumed after a restart" for i in items)
@@ -293,7 +293,7 @@ def test_with_resuming_on_a_turn_resumes_once_and_never_a_third_time(stack, daem
         second.stop()
     third = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(third.control_origin) as core:
+        with CoreConnection(third.control_origin, token=third.core_token) as core:
             items = core.chats.attach("r2")["items"]
             assert next(i for i in items if i["id"] == turn)["state"] == "aborted"
             assert any(i["kind"] == "note" and i["text"].endswith("it was already resumed after an earlier restart")
@@ -309,7 +309,7 @@ def test_a_resume_after_a_restart_is_worded_as_the_chat_asked(stack, daemon_env,
     mock.add(text_reply(*["slow "] * 200, delay=0.1), text_reply("going on"))
     first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             core.chats.create("words", provider="claude", cwd=str(stack / "project"))
             core.chats.configure("words", resumeWords={"prompt": "The deploy restarted you. Carry on.",
                                                        "note": "Back after the deploy"})
@@ -324,7 +324,7 @@ def test_a_resume_after_a_restart_is_worded_as_the_chat_asked(stack, daemon_env,
     try:
         mock.wait_for_requests(2, timeout=60)
         assert "The deploy restarted you. Carry on." in message_text(mock.requests[1])
-        with CoreConnection(second.control_origin) as core:
+        with CoreConnection(second.control_origin, token=second.core_token) as core:
             notes = [i["text"] for i in core.chats.attach("words")["items"] if i["kind"] == "note"]
             assert "Back after the deploy" in notes
     finally:
@@ -364,7 +364,7 @@ def test_attach_since_replays_the_log_and_history_pages_expire_on_a_clear(core, 
     _turn_ended(core, turn, "done")
     seen = [e["payload"]["seq"] for e in core.events if e["event"] == "chat.event" and e["payload"]["chatId"] == "h1"]
     middle = seen[len(seen) // 2]
-    with CoreConnection(daemon.control_origin) as other:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as other:
         again = other.chats.attach("h1", since=middle)
         assert again["items"] == [] and [e["type"] for e in again["events"]]
         assert len(again["events"]) == again["seq"] - middle  # exactly what came after `since`

@@ -87,6 +87,7 @@ def test_a_cross_site_request_is_refused_gets_included(daemon):
 def _upgrade(daemon, path: str, host: str) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", daemon.port), timeout=10)
     sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nUpgrade: websocket\r\n"
+                  f"Authorization: Bearer {daemon.core_token}\r\n"
                   "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                   "Sec-WebSocket-Version: 13\r\n\r\n").encode())
     head = b""
@@ -145,7 +146,7 @@ def test_chats_without_a_cli_hold_no_file_so_hundreds_fit_under_a_low_fd_limit(d
 
     from web.core_client import CoreConnection
     resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (256, 256))
-    with CoreConnection(daemon.control_origin) as core:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         for n in range(300):
             core.chats.create(f"many-{n}", provider="claude", cwd=str(stack / "project"))
         assert len(core.chats.list()) == 300

@@ -58,7 +58,7 @@ def test_claude_on_a_used_up_five_hour_window_holds_the_queue_then_takes_the_tur
     mock.add(usage_limit_reply(resets), text_reply("Back at it."), text_reply("Two done."))
     daemon = start(daemon_env, stack)
     try:
-        with CoreConnection(daemon.control_origin) as core:
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
             core.chats.create("lim", provider="claude", cwd=str(stack / "project"))
             core.chats.send("lim", "one")
             core.chats.send("lim", "two")  # waits behind "one"
@@ -92,7 +92,7 @@ def test_a_restart_before_the_reset_keeps_the_take_up(oauth, resuming, daemon_en
     mock.add(usage_limit_reply(resets), text_reply("Back at it."))
     first = start(daemon_env, stack)
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             assert send_into_the_limit(core, "later", stack)["resumeAt"] == resets * 1000 + 3000
     finally:
         assert first.stop() == 0
@@ -100,7 +100,7 @@ def test_a_restart_before_the_reset_keeps_the_take_up(oauth, resuming, daemon_en
     try:
         mock.wait_for_requests(2, timeout=60)  # no client needed: the restarted daemon keeps the time
         assert WAKE in message_text(mock.requests[1]) and time.time() >= resets
-        with CoreConnection(second.control_origin) as core:
+        with CoreConnection(second.control_origin, token=second.core_token) as core:
             wait_until(lambda: items(core, "later", "turn")[-1]["state"] == "done", timeout=60,
                        what="the taken-up turn done")
             assert [t["origin"] for t in items(core, "later", "turn")] == ["user", "agent"]
@@ -113,7 +113,7 @@ def test_turning_resume_off_for_a_chat_lapses_the_take_up(oauth, resuming, daemo
     mock.add(usage_limit_reply(resets))
     daemon = start(daemon_env, stack)
     try:
-        with CoreConnection(daemon.control_origin) as core:
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
             assert "resumeAt" in send_into_the_limit(core, "off", stack)
             core.chats.configure("off", resumeAtReset=False)
             assert "resumeAt" not in info(core, "off")
@@ -125,7 +125,7 @@ def test_turning_resume_off_for_a_chat_lapses_the_take_up(oauth, resuming, daemo
 
 def test_claude_an_overloaded_model_whose_retries_ran_out_ends_with_an_overload_limit(daemon, stack, mock):
     mock.add(error_reply(529, "overloaded_error", "Overloaded", times=2))  # the first try and its one retry
-    with CoreConnection(daemon.control_origin) as core:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         core.chats.create("busy", provider="claude", cwd=str(stack / "project"))
         core.chats.send("busy", "one")
         core.chats.send("busy", "two")
@@ -140,7 +140,7 @@ def test_claude_a_window_nearly_used_up_shows_in_info_before_the_wall(oauth, dae
     reply = text_reply("Fine.")
     reply.headers.update(unified_headers("allowed_warning", int(time.time()) + 3600, 0.93))
     mock.add(reply)
-    with CoreConnection(daemon.control_origin) as core:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         core.chats.create("warn", provider="claude", cwd=str(stack / "project"))
         core.chats.send("warn", "one")
         wait_until(lambda: info(core, "warn").get("planUsage"), timeout=60, what="the window's use")
@@ -152,7 +152,7 @@ def test_claude_a_window_nearly_used_up_shows_in_info_before_the_wall(oauth, dae
 def test_codex_on_a_used_up_usage_window_ends_with_a_usage_limit_and_its_reset(daemon, stack, openai):
     resets = int(time.time()) + 3600
     openai.add(codex_usage_limit_reply(resets))
-    with CoreConnection(daemon.control_origin) as core:
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         core.chats.create("cxl", provider="codex", cwd=str(stack / "project"))
         core.chats.send("cxl", "one")
         core.chats.send("cxl", "two")

@@ -111,7 +111,7 @@ def test_a_panel_conversation_outlives_a_restart_with_its_items_and_goes_on(daem
         assert (listed["chatId"], listed["status"], listed["nativeSessionId"]) == (record["chatId"], "closed",
                                                                                   native_id)
         assert listed["title"] == "remember heron"  # named by its first message
-        with CoreConnection(again.control_origin) as core:
+        with CoreConnection(again.control_origin, token=again.core_token) as core:
             assert texts(core, record["chatId"], "user") == ["remember heron"]
             assert texts(core, record["chatId"], "assistant") == ["I will remember heron."]
             resumed = again.create_session(resumeId=native_id)

@@ -101,7 +101,7 @@ def test_visuals_outlive_a_restart_are_published_to_a_chat_nobody_loaded_and_go_
         daemon_env, stack):
     first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(first.control_origin) as core:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
             for chat_id in ("a", "b", "fork"):
                 core.chats.create(chat_id, provider="claude", cwd=str(stack / "project"))
             kept = core.chats.publish_visual("a", "Kept", PAGE)["visual"]
@@ -109,7 +109,7 @@ def test_visuals_outlive_a_restart_are_published_to_a_chat_nobody_loaded_and_go_
         assert first.stop() == 0
     again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        with CoreConnection(again.control_origin) as core:
+        with CoreConnection(again.control_origin, token=again.core_token) as core:
             late = core.chats.publish_visual("b", "Published unloaded", PAGE)["visual"]  # no client loaded "b"
             assert core.chats.list_visuals("a") == [kept] and core.chats.list_visuals("b") == [late]
             core.chats.create("a")

@@ -71,7 +71,7 @@ def test_every_route_takes_fuzzed_requests_without_a_server_error(daemon, exampl
         operation = result.ok()
         # The core is the control origin's; every other route is tried from a routed page.
         host = control if operation.path == "/__devhost__/core" else daemon.host()
-        headers = {"Host": host, "Origin": f"http://{host}"}
+        headers = {"Host": host, "Origin": f"http://{host}", "Authorization": f"Bearer {daemon.core_token}"}
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             @settings(max_examples=examples, database=None, deadline=None, derandomize=True,
                       suppress_health_check=list(HealthCheck))
