@@ -35,7 +35,7 @@ from web.app import Context, DevhostApp
 from web import pages
 from web.core import CoreExtension
 from web.routing import development_source_root
-from web.websocket import DevhostHandler
+from web.websocket import SAME_USER, DevhostHandler
 
 # Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
 EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION]
@@ -53,8 +53,8 @@ def parse_args(argv):
                              "[devtools.chat]. Default: ./devhost.toml if there is one; else the current "
                              "directory is the one routed project, served as http://localhost:PORT/")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="loopback address to listen on (default 127.0.0.1). There is no token: the "
-                             "origin is the only boundary, so other addresses are refused")
+                        help="loopback address to listen on (default 127.0.0.1). Pages carry no token: the "
+                             "origin is their boundary, so other addresses are refused")
     parser.add_argument("--port", type=int, default=7777,
                         help="port to listen on (default 7777; 0 picks a free one, printed on start)")
     parser.add_argument("--state-dir", metavar="DIR",
@@ -167,6 +167,9 @@ def main(argv=None) -> int:
                "no manifest (no --config, no ./devhost.toml): this folder is the one routed page")
     for service in manifest.services:
         daemon_log(f"{manifest.name}: {service.name} http://{service.host}:{port}/ -> {service.root}")
+    if not SAME_USER.enforced:
+        daemon_log("warning: this platform does not tell who owns a connection: every account on this machine can "
+                   "reach the pages (the chat core still needs its secret)")
     stopping.wait()
 
     daemon_log("stopping: closing every session")

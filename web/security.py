@@ -1,4 +1,7 @@
-"""The origin is the only boundary (there is no token): Host and Origin checks, loopback binds.
+"""A page's boundary is its origin (pages carry no token): Host and Origin checks, loopback binds.
+
+(Who may connect at all is web/connections.py's: the daemon's own user. The chat core also
+needs its secret: web/auth.py.)
 
 - Every request's Host must be the control origin's or a routed hostname's (with the
   daemon's port): a DNS-rebinding page reaches the daemon under a foreign name and is refused.

@@ -23,6 +23,7 @@ from geventwebsocket.handler import WebSocketHandler
 from geventwebsocket.websocket import Header, Stream, WebSocket
 
 from actors.chatlog import daemon_log
+from web.connections import SameUser, WaitingPool, shut
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
 FRAGMENT_BYTES = 256 * 1024
@@ -225,8 +226,8 @@ HEADER_TIMEOUT = 10.0  # seconds a client has to send a request's line and heade
 # devhostd's own routes, each piece of its body); a kept-alive connection idle this long is closed
 
 
-WAITING_PER_ADDRESS = 128  # connections of one client address waiting to send a request's headers
-_waiting: dict[str, int] = {}
+WAITING = WaitingPool()  # connections waiting to send a request's headers (web/connections.py)
+SAME_USER = SameUser()
 
 
 class DevhostHandler(WebSocketHandler):
@@ -234,40 +235,34 @@ class DevhostHandler(WebSocketHandler):
 
     MessageClass = staticmethod(checked_headers)
 
+    pushed_out = False
+
     def handle_one_request(self):
         # A half-sent request (or an idle kept-alive connection) is let go after HEADER_TIMEOUT,
-        # and one address may keep at most WAITING_PER_ADDRESS of them: hundreds of them cannot
-        # hold the daemon's connections.
+        # and waits in the pool, where a newcomer pushes out the longest waiting: hundreds of
+        # slow connections of one process cannot keep anybody else out.
         if self.socket is not None:
             self.socket.settimeout(HEADER_TIMEOUT)
-        address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
-        if _waiting.get(address, 0) >= WAITING_PER_ADDRESS:
-            CLIENT_ERRORS.note(address, f"more than {WAITING_PER_ADDRESS} connections waiting to send a request")
-            return None  # closed at once
-        _waiting[address] = _waiting.get(address, 0) + 1
-        self._waiting_address = address
+            WAITING.enter(self)
         try:
-            return super().handle_one_request()
+            result = super().handle_one_request()
         finally:
-            self._done_waiting()
+            WAITING.leave(self)
+        return None if self.pushed_out else result  # nothing more is said on a connection let go
 
-    def _done_waiting(self) -> None:
-        address = getattr(self, "_waiting_address", None)
-        if address is not None:
-            self._waiting_address = None
-            left = _waiting.get(address, 1) - 1
-            if left:
-                _waiting[address] = left
-            else:
-                _waiting.pop(address, None)
+    def push_out(self) -> None:
+        self.pushed_out = True
+        shut(self.socket)
 
     def read_request(self, raw_requestline):
         try:
             return super().read_request(raw_requestline)
         finally:
-            self._done_waiting()  # its headers are in: no longer waiting
+            WAITING.leave(self)  # its headers are in: no longer waiting
 
     def _handle_client_error(self, ex):
+        if self.pushed_out:
+            return None  # let go for a newcomer (web/connections.py): neither a refusal nor a log line
         address = self.client_address[0] if isinstance(self.client_address, tuple) else str(self.client_address)
         CLIENT_ERRORS.note(address, str(ex) or type(ex).__name__)
         if isinstance(ex, (TimeoutError, socket.timeout)):
@@ -279,6 +274,8 @@ class DevhostHandler(WebSocketHandler):
         return ("400", _client_error("400 Bad Request", str(ex) or "the request could not be read"))
 
     def handle(self):
+        if not SAME_USER.admits(self.socket):
+            return None  # another account on this machine: closed before a byte is read
         no_delay(self.socket)  # once per connection, before its first request is read
         return super().handle()
 
