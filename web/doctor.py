@@ -22,6 +22,7 @@ from gevent import subprocess
 
 from actors.harness import HARNESSES
 from actors.harness_catalog import ModelListError, executable_for, list_models, missing_cli_message
+from storage import core_token
 from storage.manifest import ManifestError, ManifestSource
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -168,6 +169,14 @@ def check_state(report: Report, state_dir: str) -> None:
         report.line(OK, "permissions", oct(mode))
     if not os.access(state_dir, os.W_OK):
         report.line(FAIL, "writable", f"devhostd cannot write {state_dir}: fix its owner or pass --state-dir")
+    secret = core_token.token_path(state_dir)
+    if not os.path.exists(secret):
+        report.line(OK, "chat-core secret", "not made yet: devhostd makes it (0600) at its first start")
+    elif stat.S_IMODE(os.stat(secret).st_mode) & 0o077:
+        report.line(FAIL, "chat-core secret", f"others may read {secret}: chmod 600 {secret} (devhostd does at its "
+                                              "next start)")
+    else:
+        report.line(OK, "chat-core secret", f"{secret}, readable by you only")
 
 
 def main(argv, default_state_dir: str) -> int:

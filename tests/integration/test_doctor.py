@@ -73,7 +73,10 @@ def test_an_unreachable_upstream_and_a_state_folder_others_can_read_are_named(st
     state = stack / "state"
     state.mkdir()
     os.chmod(state, 0o755)
+    (state / "core-token").write_text("secret\n")
+    os.chmod(state / "core-token", 0o644)
     code, out = doctor(stack, daemon_env, "--state-dir", str(state))
     assert "[warn] app.localhost upstream: http://127.0.0.1:9 is not reachable" in out
     assert f"[FAIL] permissions: 0o755 lets others read conversations: chmod 700 {state}" in out
+    assert f"[FAIL] chat-core secret: others may read {state / 'core-token'}: chmod 600" in out
     assert code == 1, out
