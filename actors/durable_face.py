@@ -34,6 +34,9 @@ from storage.attachments import AttachmentStore
 from storage.chat_store import FOLD_LOG_BYTES, read_log
 
 DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
+# A log line longer than this is appended on the hub's threadpool: a write that large can wait
+# on the disk; the small ones (most of them) are cheaper on the hub than a thread switch.
+APPEND_ON_HUB = 64 << 10
 
 
 def provider_of(harness) -> str:
@@ -329,7 +332,11 @@ class DurableFace:
             return
         self.seq += 1
         try:
-            size = self._store.append(self.chat_id, self.seq, event)
+            line = self._store.line(self.seq, event)
+            if len(line) > APPEND_ON_HUB:
+                size = gevent.get_hub().threadpool.apply(self._store.append_line, (self.chat_id, line))
+            else:
+                size = self._store.append_line(self.chat_id, line)
             if size > self._fold_at:
                 self.write_record()
         except OSError as exc:

@@ -10,6 +10,7 @@ percent-encoded, so no id can name a path outside the folder. Files are 0600 in 
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -85,18 +86,34 @@ class ChatStore:
             pass
         return size
 
+    @staticmethod
+    def line(seq: int, event: dict) -> bytes:
+        """One event as its log line."""
+        return json.dumps({"seq": seq, "at": int(time.time() * 1000), "event": event},
+                          separators=(",", ":")).encode() + b"\n"
+
     def append(self, chat_id: str, seq: int, event: dict) -> int:
         """Appends one event line; returns the log's size (the caller folds past FOLD_LOG_BYTES)."""
+        return self.append_line(chat_id, self.line(seq, event))
+
+    def append_line(self, chat_id: str, line: bytes) -> int:
+        """Appends a line made by ``line``, whole or not at all: OSError when the disk refuses
+        part of it (the part that was written is cut off again)."""
         _, log_path = self._paths(chat_id)
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
-        line = json.dumps({"seq": seq, "at": int(time.time() * 1000), "event": event},
-                          separators=(",", ":")).encode() + b"\n"
         fd = os.open(log_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             size = os.fstat(fd).st_size
             if size and _last_byte(fd, size) != b"\n":
                 line = b"\n" + line  # a torn last line stays torn, and is skipped on reading
-            os.write(fd, line)
+            try:
+                write_all(fd, line)
+            except OSError:
+                try:
+                    os.ftruncate(fd, size)  # shrinking needs no space: no half line is left behind
+                except OSError:
+                    pass  # the half line is torn, and skipped on reading
+                raise
             return size + len(line)
         finally:
             os.close(fd)
@@ -164,6 +181,17 @@ def event_problem(event: dict) -> str | None:
     if kind == "reset":
         return info_problem(event.get("info")) or (None if isinstance(event.get("items"), list) else "a bad reset")
     return f"unknown event type {kind!r}"
+
+
+def write_all(fd: int, data: bytes, write=os.write) -> None:
+    """Writes all of ``data``: a write may take only part of it (a disk filling up, a signal),
+    so the rest is written after it; OSError when the disk takes nothing more."""
+    view = memoryview(data)
+    while view:
+        written = write(fd, view)
+        if written <= 0:
+            raise OSError(errno.ENOSPC, "the disk took none of the write")
+        view = view[written:]
 
 
 def _last_byte(fd: int, size: int) -> bytes:

@@ -1,4 +1,5 @@
 """storage.chat_store: a core chat on disk, a record plus an append-only log."""
+import errno
 import json
 import os
 import stat
@@ -8,6 +9,7 @@ import pytest
 from storage import chat_store
 from actors.core.thread import new_info
 from storage.chat_store import ChatStore, ChatUnreadable, encode_id, read_log
+from tests.small_disk import small_disk
 
 ODD_IDS = ["../x", "../../etc/passwd", "/", "/abs/path", ".", "..", "a/b", "a\\b", "~", "-rf", ".hidden", " ",
            "100%", "%2F", "c-x.json", "x.log", "naïve", "日本語のチャット", "emoji 🎉", "\u202eevil", "\ud800lone",
@@ -117,6 +119,48 @@ def test_the_append_after_a_torn_line_starts_on_a_fresh_line(store):
     store.append("c1", 2, {"type": "info", "info": {"n": 2}})
     store.append("c1", 3, {"type": "info", "info": {"n": 3}})
     assert [line["event"]["info"]["n"] for line in read_log(store.log_path("c1"))] == [1, 2, 3]
+
+
+def test_a_write_the_disk_takes_in_part_is_written_on_until_whole(tmp_path):
+    fd = os.open(tmp_path / "log", os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+    calls = []
+
+    def three_bytes_at_a_time(fd, data):  # what a filling disk or a signal does to one write
+        calls.append(len(data))
+        return os.write(fd, bytes(data[:3]))
+
+    try:
+        chat_store.write_all(fd, b"0123456789\n", write=three_bytes_at_a_time)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "log").read_bytes() == b"0123456789\n"
+    assert calls == [11, 8, 5, 2]
+
+
+def test_a_write_the_disk_takes_nothing_of_is_an_error(tmp_path):
+    fd = os.open(tmp_path / "log", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        with pytest.raises(OSError) as caught:
+            chat_store.write_all(fd, b"line\n", write=lambda fd, data: 0)
+    finally:
+        os.close(fd)
+    assert caught.value.errno == errno.ENOSPC
+
+
+def test_an_append_a_full_disk_refuses_leaves_the_log_as_it_was_and_the_next_one_whole(tmp_path):
+    with small_disk(tmp_path / "disk") as disk:
+        store = ChatStore(disk.path)
+        store.append("c1", 1, {"type": "info", "info": info(1)})
+        before = open(store.log_path("c1"), "rb").read()
+        disk.fill()
+        big = {"type": "delta", "itemId": "x", "text": "y" * 20_000}  # more than the page the log has left
+        with pytest.raises(OSError) as caught:
+            store.append("c1", 2, big)
+        assert caught.value.errno == errno.ENOSPC
+        assert open(store.log_path("c1"), "rb").read() == before  # no half line left behind
+        disk.free()
+        store.append("c1", 2, big)
+        assert [line["seq"] for line in read_log(store.log_path("c1"))] == [1, 2]
 
 
 def test_lines_whose_seq_does_not_climb_are_skipped(store):
