@@ -42,6 +42,7 @@ from actors.durable_face import DurableFace
 from actors.session_rules import exit_reason
 from actors.status import session_status
 from actors.tell import tell
+from storage import write_failure
 from storage.history import HistoryWriteError
 
 LIMIT_WAIT = 5.0  # seconds a take-up waits for a turn in its way
@@ -81,6 +82,7 @@ class Chat(pykka.ThreadingActor):
         self._start_cli = start_cli
         self._error = None  # the last turn's failure, or why the CLI stopped: the session's error
         self._history_broken = False
+        self._told_unsaved = False  # the person was told the chat cannot be saved (and not yet that it is)
         self._heartbeat = None
         self._last_status = None
         # The chat core's bookkeeping of what it sent.
@@ -140,8 +142,9 @@ class Chat(pykka.ThreadingActor):
         if self.link.retrying and self.link.turn_active:
             # The CLI is retrying a failed model request: a reply under way may come out short.
             record["retrying"] = self.link.retrying
-        if self._error and self._open:
-            record["error"] = self._error
+        error = self.durable.store_error or self._error
+        if error and self._open:
+            record["error"] = error
         return record
 
     def cli_gone(self) -> gevent.event.Event:
@@ -186,6 +189,9 @@ class Chat(pykka.ThreadingActor):
             return
         if self._history_broken:
             self.native.answer(subscriber, command.command_id, error=HISTORY_BROKEN)
+            return
+        if not self._saved_or_saving():
+            self.native.answer(subscriber, command.command_id, error=f"not sent: {self.durable.store_error}")
             return
         self.native.watched(subscriber)
         self.link.send(subscriber, command, prompt)
@@ -293,6 +299,8 @@ class Chat(pykka.ThreadingActor):
         return info
 
     def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None) -> dict:
+        if not self._saved_or_saving():
+            raise ChatError(self.durable.store_code, f"Not sent: {self.durable.store_error}")
         self._open_session()  # a message from the core opens a closed session again
         self._lapse_limit_resume()  # the person goes on: no take-up of the limited turn
         durable, info = self.durable, self.durable.info
@@ -512,13 +520,55 @@ class Chat(pykka.ThreadingActor):
 
     def freeze(self) -> None:
         """Shutdown: the running turn stays running in the record, so the next start can tell."""
-        self.durable.frozen = True
-        self.durable.flush_delta()
-        self.durable.write_record()
+        self.durable.freeze()
 
     @guarded
     def flush_delta(self) -> None:
         self.durable.flush_delta()
+
+    # ---- a chat that cannot be saved (a full disk) -----------------------------------------------
+
+    def _saved_or_saving(self) -> bool:
+        """Whether the chat is saved, after one more try when it was not: a message goes out
+        only to a chat whose items reach the disk."""
+        if self.durable.store_error is None:
+            return True
+        if self.durable.retry_store():
+            self.store_changed()  # the person hears it is saved before their message goes on
+            return True
+        return False
+
+    @guarded
+    def retry_store(self) -> None:
+        self.durable.retry_store()
+
+    @guarded
+    def store_changed(self) -> None:
+        """The chat could not be saved, or is saved again (durable.store_error says which). Like a
+        history that cannot be written: the turn is stopped and the person is told what happened
+        and what to do, on the panel (an error note, the session's error) and on the core (the
+        note, info.storeError and status error in chat.status). Unlike it, nothing is lost: the
+        thread in memory is saved whole once the disk takes it."""
+        durable = self.durable
+        if durable.frozen or durable.removed:
+            return
+        words = durable.store_error
+        if words is not None and not self._told_unsaved:
+            self._told_unsaved = True
+            self.link.refuse_queued(f"not sent: {words}")
+            durable.emit(durable.thread.note("error", words))
+            durable.emit(durable.thread.set_info(storeError=words, queuePaused=True))  # nothing drains meanwhile
+            if durable.thread.busy() and not self._stop_requested:
+                self._stop_turn()
+            self.native.tell_everyone(words, item_readers=False)  # thread sockets have the note
+            self._publish_state()
+        elif words is None and self._told_unsaved:
+            self._told_unsaved = False
+            durable.info.pop("storeError", None)
+            durable.emit(durable.thread.note("info", write_failure.SAVED_AGAIN))
+            durable.emit(durable.thread.refresh_info())
+            self.native.tell_everyone(write_failure.SAVED_AGAIN, item_readers=False)
+            self._publish_state()
 
     def _refuse_if_steering(self, message_id: str) -> None:
         if any(m["id"] == message_id and m.get("steering") for m in self.durable.info["queue"]):
@@ -906,7 +956,7 @@ class Chat(pykka.ThreadingActor):
 
     def _status(self) -> str:
         return session_status(closed=not self._open, starting=self.link.starting, turn_active=self.link.turn_active,
-                              pending_requests=len(self.link.pending), error=self._error)
+                              pending_requests=len(self.link.pending), error=self.durable.store_error or self._error)
 
     def _publish_state(self) -> None:
         record = self.record()

@@ -16,20 +16,18 @@ import copy
 import os
 import time
 
-import gevent
-
 from actors import chatlog
 from actors.core import queue as q
 from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.projector import PROJECTORS
 from actors.core.thread import Thread, new_info
-from actors.guard import spawn_later_logged
+from actors.guard import on_threadpool, spawn_later_logged
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.status import status_signature
 from actors.tell import tell
 from actors.core import attachments as files
-from storage import sidecars
+from storage import sidecars, write_failure
 from storage.attachments import AttachmentStore
 from storage.chat_store import FOLD_LOG_BYTES, read_log
 
@@ -37,6 +35,9 @@ DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
 # A log line longer than this is appended on the hub's threadpool: a write that large can wait
 # on the disk; the small ones (most of them) are cheaper on the hub than a thread switch.
 APPEND_ON_HUB = 64 << 10
+# While the chat cannot be saved (a full disk), saving it whole is tried again this often, and at
+# every send (a test may make it quick).
+STORE_RETRY_SECONDS = float(os.environ.get("DEVHOSTD_STORE_RETRY_SECONDS") or 5.0)
 
 
 def provider_of(harness) -> str:
@@ -69,6 +70,14 @@ class DurableFace:
         self.projector = None
         self.removed = False  # killed: nothing of this chat reaches the disk again
         self.frozen = False  # shutting down: the running turn stays running in the record
+        # Why the chat cannot be saved now (words for the person), or None. While it is set the
+        # thread in memory is the only whole copy: nothing is appended (the log would get a gap),
+        # and the record is written again (STORE_RETRY_SECONDS, each send) until it takes.
+        self.store_error: str | None = None
+        self.store_code = "storage-full"  # the core's code for it (storage-full, storage-failed)
+        self._unsaved_from: int | None = None  # the first seq that is not on disk
+        self._store_retry = None
+        self._record_size = 0  # what the last record written took
         record, log = stored if stored else (None, [])
         if record or log:
             info = (record or {}).get("info") or new_info(chat_id, provider_of(harness), cwd, model, runtime_mode)
@@ -82,6 +91,8 @@ class DurableFace:
                 self.seq = line["seq"]
                 if line["event"].get("type") == "reset":
                     self.reset_seq = line["seq"]
+            # Saved when the disk had room again: this daemon finds out for itself.
+            self.info.pop("storeError", None)
             self.fresh = False
         else:
             # A conversation the CLI saved before devhostd held it starts with its transcript.
@@ -331,17 +342,17 @@ class DurableFace:
         if self.removed:
             return
         self.seq += 1
-        try:
-            line = self._store.line(self.seq, event)
-            if len(line) > APPEND_ON_HUB:
-                size = gevent.get_hub().threadpool.apply(self._store.append_line, (self.chat_id, line))
-            else:
-                size = self._store.append_line(self.chat_id, line)
-            if size > self._fold_at:
-                self.write_record()
-        except OSError as exc:
-            self._log("error", kind="store", error=str(exc))
-            self.write_record()  # a line that did not reach disk is folded into the record
+        if self.store_error is None:
+            try:
+                line = self._store.line(self.seq, event)
+                if len(line) > APPEND_ON_HUB:
+                    size = on_threadpool(self._store.append_line, self.chat_id, line)
+                else:
+                    size = self._store.append_line(self.chat_id, line)
+                if size > self._fold_at:
+                    self.write_record(fold=True)
+            except OSError:
+                self.write_record()  # a line that did not reach disk is folded into the record
         self._tell_attached(ChatEvent(self.chat_id, event, self.seq))
         if event["type"] in ("info", "reset"):
             self.tell_registry()  # chat.list answers from the registry's copy
@@ -359,25 +370,87 @@ class DurableFace:
             # A copy: the thread goes on changing it.
             tell(self._registry, "on_info", self.chat_id, copy.deepcopy(self.info))
 
-    def write_record(self) -> None:
+    def write_record(self, fold: bool = False) -> bool:
+        """Writes the whole thread as the chat's record; False when the disk refused it (the
+        chat then cannot be saved until a write of it takes: ``store_error``). A ``fold`` that
+        fails loses nothing (the log still holds every event): it is tried again later."""
         if self.removed:
-            return
+            return True
         for ready in self._joiner.flush():
             self._log_and_send(ready)  # the record must not hold text whose delta is not logged yet
         try:
             # fsync and rename on the hub's threadpool: file work never holds the hub.
             record = {**self.thread.snapshot(), "seq": self.seq, "resetSeq": self.reset_seq}
-            size = gevent.get_hub().threadpool.apply(self._store.write_record, (self.chat_id, record))
+            size = on_threadpool(self._store.write_record, self.chat_id, record)
             # The log folds again once it is as large as the record it would be folded into:
             # a long chat is not rewritten whole for every FOLD_LOG_BYTES it grows.
             self._fold_at = max(FOLD_LOG_BYTES, size)
+            self._record_size = size
         except OSError as exc:
-            self._log("error", kind="store", error=str(exc))
+            if fold and self.store_error is None:
+                self._fold_at += FOLD_LOG_BYTES
+                return False
+            self._store_failed(exc)
+            return False
+        if self.store_error is not None:
+            self._store_saved()
+        return True
+
+    def retry_store(self) -> bool:
+        """Tries to save the chat whole again; True when it is saved (or was all along). A disk
+        that has less free than the last record took is not tried: encoding a long chat for a
+        write that cannot fit would cost the hub for nothing."""
+        if self.store_error is None or self.removed:
+            return True
+        free = self._store.free_bytes()
+        if (free is None or free >= self._record_size) and self.write_record():
+            return True
+        self._arm_store_retry()
+        return False
+
+    def _store_failed(self, exc: OSError) -> None:
+        if self.store_error is not None:
+            return  # said once: a chat that cannot be saved is not reported for every event
+        self.store_error = write_failure.chat_not_saved(os.path.dirname(self._store.folder), exc)
+        self.store_code = write_failure.code(exc)
+        self._unsaved_from = self.seq
+        where = exc.filename or self._store.folder
+        self._log("error", kind="store", error=f"{exc.strerror or exc} ({where}); the events from seq {self.seq} "
+                                               f"on are kept in memory until it can be saved")
+        self._arm_store_retry()
+        tell(self._actor_ref, "store_changed")  # the chat stops its turn and tells the person
+
+    def _store_saved(self) -> None:
+        self._log("store.saved", unsaved=f"{self._unsaved_from}..{self.seq}")
+        self.store_error = None
+        self._unsaved_from = None
+        if self._store_retry is not None:
+            self._store_retry.kill(block=False)
+            self._store_retry = None
+        tell(self._actor_ref, "store_changed")
+
+    def _arm_store_retry(self) -> None:
+        if self._store_retry is not None:
+            self._store_retry.kill(block=False)
+        if not (self.frozen or self.removed):
+            self._store_retry = spawn_later_logged(STORE_RETRY_SECONDS, tell, self._actor_ref, "retry_store")
+
+    def freeze(self) -> None:
+        """Shutdown: the record is written as things stand; what a full disk still refuses
+        is said in the log, since nothing will hold it after this."""
+        self.frozen = True
+        self.flush_delta()
+        if self._store_retry is not None:
+            self._store_retry.kill(block=False)
+            self._store_retry = None
+        if not self.write_record() and not self.removed:
+            self._log("store.unsaved", unsaved=f"{self._unsaved_from}..{self.seq}")
 
     def remove(self) -> None:
         self.removed = True
-        if self._flush_timer is not None:
-            self._flush_timer.kill(block=False)
+        for timer in (self._flush_timer, self._store_retry):
+            if timer is not None:
+                timer.kill(block=False)
         self._attached.clear()
         self._store.remove(self.chat_id)
         self._bookmark_file.remove(self.chat_id)

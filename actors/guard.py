@@ -37,5 +37,21 @@ def spawn_later_logged(seconds: float, function, *args, **kwargs) -> gevent.Gree
     return greenlet
 
 
+def on_threadpool(function, *args):
+    """``function(*args)`` on the hub's threadpool, for file work that may wait on the disk. What
+    it raises is raised here, to the caller that handles it: gevent would print it as a crash."""
+    raised, value = gevent.get_hub().threadpool.apply(_outcome, (function, args))
+    if raised:
+        raise value
+    return value
+
+
+def _outcome(function, args):
+    try:
+        return False, function(*args)
+    except Exception as exc:  # noqa: BLE001 - handed to the caller, which raises it
+        return True, exc
+
+
 def _report(greenlet: gevent.Greenlet) -> None:
     daemon_log(f"bug: background task {greenlet} failed: {greenlet.exception!r}")

@@ -111,10 +111,13 @@ class NativeFace:
         if sink is not None:
             sink.push(Notice(message))
 
-    def tell_everyone(self, message: str) -> None:
+    def tell_everyone(self, message: str, item_readers: bool = True) -> None:
+        """A notice to every socket; ``item_readers=False``: to chat sockets only (what the
+        thread sockets read as an item already)."""
         notice = Notice(message)
-        for sink in list(self._sockets.values()):
-            sink.push(notice)
+        for subscriber, sink in list(self._sockets.items()):
+            if item_readers or subscriber not in self._item_readers:
+                sink.push(notice)
 
     def new_history(self) -> None:
         """Starts over on an empty history (the old one could not be written)."""

@@ -118,6 +118,14 @@ class ChatStore:
         finally:
             os.close(fd)
 
+    def free_bytes(self) -> int | None:
+        """What the folder's disk has free for this user (None when it cannot tell)."""
+        try:
+            found = os.statvfs(self.folder)
+        except OSError:
+            return None
+        return found.f_bavail * found.f_frsize
+
     def remove(self, chat_id: str) -> None:
         # The log first: a crash between the two leaves a record (a whole chat), never a lone log.
         for path in reversed(self._paths(chat_id)):

@@ -206,7 +206,9 @@ class Thread:
 
     def refresh_info(self) -> list[dict]:
         self.info["requests"] = [summary(item) for item in self.pending_requests()][:LIMITS["perChat"]]
-        self.info["status"] = chat_status(pending=bool(self.info["requests"]), busy=self.busy(), failed=self.failed)
+        # A chat that cannot be saved reads error (info.storeError says why) until it is saved.
+        failed = self.failed or bool(self.info.get("storeError"))
+        self.info["status"] = chat_status(pending=bool(self.info["requests"]), busy=self.busy(), failed=failed)
         return [{"type": "info", "info": self.info}]
 
     def reset(self) -> list[dict]:

@@ -488,3 +488,15 @@ def test_a_chat_is_named_by_its_first_message_without_the_page_context_and_cut_o
     long = "word " * 40
     title = suggested_title(long)
     assert len(title) <= TITLE_CHARS and title.endswith("…") and not title[:-1].endswith(" ")
+
+
+def test_a_chat_that_cannot_be_saved_reads_error_until_it_is_and_a_pending_request_still_comes_first():
+    thread = fresh()
+    thread.set_info(storeError="the disk is full")
+    assert thread.info["status"] == "error"
+    thread.upsert(approval("r1"))
+    assert thread.refresh_info()[0]["info"]["status"] == "needs-you"
+    thread.upsert(approval("r1", "allow"))
+    assert thread.refresh_info()[0]["info"]["status"] == "error"
+    thread.info.pop("storeError")
+    assert thread.refresh_info()[0]["info"]["status"] == "idle"
