@@ -34,7 +34,7 @@ from actors.core import bookmarks, limits
 from actors.core import queue as q
 from actors.core.thread import host_id, now_ms
 from actors.errors import ChatError
-from actors.guard import guarded, spawn_later_logged, spawn_logged
+from actors.guard import guarded, on_threadpool, spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
 from actors.messages import Send
 from actors.native_face import NativeFace
@@ -305,7 +305,11 @@ class Chat(pykka.ThreadingActor):
         self._lapse_limit_resume()  # the person goes on: no take-up of the limited turn
         durable, info = self.durable, self.durable.info
         # Written before anything is queued (off the hub: up to 10 MiB).
-        stored = gevent.get_hub().threadpool.apply(durable.attachments.save, (self._id, uploads)) if uploads else []
+        try:
+            stored = on_threadpool(durable.attachments.save, self._id, uploads) if uploads else []
+        except OSError as exc:
+            folder = os.path.dirname(durable.attachments.root)
+            raise ChatError(write_failure.code(exc), write_failure.attachments_not_saved(folder, exc)) from None
         if stored:
             delivery = None if delivery == "steer" else delivery  # a message with files is a turn of its own
         busy = durable.thread.busy()

@@ -39,18 +39,28 @@ class AttachmentStore:
         return [a for a in found if isinstance(a, dict)] if isinstance(found, list) else []
 
     def save(self, chat_id: str, files: list[tuple[str, str, bytes]]) -> list[dict]:
-        """Writes each (name, mime, bytes); answers their records."""
+        """Writes each (name, mime, bytes); answers their records. All or none: OSError (a full
+        disk) leaves none of them."""
         folder = self._folder(chat_id)
         os.makedirs(self.root, mode=0o700, exist_ok=True)  # (makedirs gives only the last folder its mode)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         saved = []
-        for name, mime, content in files:
-            attachment_id = secrets.token_hex(8)
-            path = os.path.join(folder, f"{attachment_id}.{extension(name, mime)}")
-            write_bytes_atomically(path, content)
-            saved.append({"id": attachment_id, "name": name, "mime": mime, "size": len(content), "path": path})
-        write_json_atomically(os.path.join(folder, "index.json"),
-                              {"version": 1, "attachments": self._index(chat_id) + saved})
+        try:
+            for name, mime, content in files:
+                attachment_id = secrets.token_hex(8)
+                path = os.path.join(folder, f"{attachment_id}.{extension(name, mime)}")
+                write_bytes_atomically(path, content)
+                saved.append({"id": attachment_id, "name": name, "mime": mime, "size": len(content), "path": path})
+            write_json_atomically(os.path.join(folder, "index.json"),
+                                  {"version": 1, "attachments": self._index(chat_id) + saved})
+        except OSError:
+            # The message is not sent: none of its files stays to take the space it did not get.
+            for attachment in saved:
+                try:
+                    os.unlink(attachment["path"])
+                except OSError:
+                    pass
+            raise
         return saved
 
     def page_path(self, chat_id: str, visual_id: str) -> str:

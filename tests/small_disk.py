@@ -20,8 +20,9 @@ class SmallDisk:
         self.path = path
         self.filler = os.path.join(path, "filler")
 
-    def fill(self) -> int:
-        """Takes every free byte with one file; returns its size."""
+    def fill(self, leave: int = 0) -> int:
+        """Takes every free byte with one file but ``leave`` (about: tmpfs counts in pages);
+        returns the file's size."""
         chunk = b"\0" * 4096
         with open(self.filler, "ab", buffering=0) as handle:
             while True:
@@ -32,6 +33,8 @@ class SmallDisk:
                     if exc.errno != errno.ENOSPC:
                         raise
                     break
+            if leave:
+                os.ftruncate(handle.fileno(), max(0, os.path.getsize(self.filler) - leave))
         return os.path.getsize(self.filler)
 
     def free(self) -> None:

@@ -23,10 +23,11 @@ from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.registry import RUNTIME_MODES
-from web.auth import PERSON, Caller
+from storage import write_failure
 from storage.attachments import read_file
 from storage.cli_files import claude_subagent_transcript
 from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
+from web.auth import PERSON, Caller
 from web.sinks import SocketSink, abort, write_live
 from web.websocket import MAX_MESSAGE_BYTES, MessageTooBig
 
@@ -56,6 +57,11 @@ def _request_id(payload):
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ChatError("bad-request", "`requestId` must be the request's id (a string or a number)")
     return value
+
+
+def _bug(frame, request_id, exc: Exception) -> dict:
+    daemon_log(f"bug: core request {frame.get('type') if isinstance(frame, dict) else '?'} failed: {exc!r}")
+    return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the request failed"}}
 
 
 class CoreService:
@@ -91,9 +97,14 @@ class CoreService:
             return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
         except pykka.Timeout:
             return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the chat is busy; try again"}}
+        except OSError as exc:
+            if not write_failure.is_full(exc):
+                return _bug(frame, request_id, exc)
+            # A full disk is the machine's state, not a bug: the person is told what to free.
+            full = {"code": "storage-full", "message": write_failure.not_done(exc)}
+            return {"id": request_id, "ok": False, "error": full}
         except Exception as exc:  # noqa: BLE001 - answered as internal, and logged as the bug it is
-            daemon_log(f"bug: core request {frame.get('type') if isinstance(frame, dict) else '?'} failed: {exc!r}")
-            return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the request failed"}}
+            return _bug(frame, request_id, exc)
 
     # ---- requests ------------------------------------------------------------------------------
 

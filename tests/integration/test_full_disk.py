@@ -1,6 +1,7 @@
 """A full disk under devhostd's state folder loses nothing: the turn that cannot be saved is
 stopped, the panel and the core are told what happened and what to do, sends are refused until
-there is room, and once there is the chat is saved whole, also across a restart.
+there is room, and once there is the chat is saved whole, also across a restart. A message whose
+attachments do not fit is not sent, and says so.
 
 The state folder is a 1 MiB tmpfs of its own (root only), filled with one file and freed by
 removing it; the CLIs' own files (HOME) and the daemon's log are elsewhere, as on a machine
@@ -8,6 +9,7 @@ whose data disk filled up.
 """
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -65,6 +67,7 @@ def test_a_full_disk_stops_the_turn_tells_both_faces_and_the_chat_comes_back_who
             panel = first.connect_thread(record["id"])
             with CoreConnection(first.control_origin, token=first.core_token) as core:
                 core.chats.attach(chat)
+                core.chats.create("spare", provider="claude", cwd=str(stack / "project"))
                 one = core.chats.send(chat, "one")["turnId"]
                 _turn_done(core, one)
 
@@ -87,6 +90,18 @@ def test_a_full_disk_stops_the_turn_tells_both_faces_and_the_chat_comes_back_who
                 session = panel.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "error",
                                          what="the session's error")["session"]
                 assert session["error"] == note["text"]
+
+                # A message whose attachment the disk refuses is not sent, and says what to do.
+                upload = {"name": "notes.txt", "mime": "text/plain", "data": base64.b64encode(b"n" * 50_000).decode()}
+                with pytest.raises(CoreRequestError) as refused:
+                    core.chats.send("spare", "see the file", attachments=[upload])
+                assert refused.value.code == "storage-full"
+                assert refused.value.message.startswith("The message was not sent: its attachments could not be saved")
+                assert "Free space on that disk, then send it again" in refused.value.message
+                assert [i for i in core.chats.history("spare")["items"] if i["kind"] == "user"] == []
+                with pytest.raises(CoreRequestError) as refused:  # so does any other write it refuses
+                    core.chats.publish_visual("spare", "A chart", "<p>bars</p>" * 5000)
+                assert refused.value.code == "storage-full" and "Free space on that disk" in refused.value.message
 
                 # Nothing more goes out while the chat cannot be saved, on either face.
                 with pytest.raises(CoreRequestError) as refused:

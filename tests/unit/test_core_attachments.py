@@ -1,6 +1,7 @@
 """actors.core.attachments and storage.attachments: the upload rules, how files go to a CLI, and
 where they are kept."""
 import base64
+import errno
 import os
 import stat
 
@@ -9,6 +10,7 @@ import pytest
 from actors.core import attachments
 from actors.errors import ChatError
 from storage.attachments import AttachmentStore
+from tests.small_disk import small_disk
 
 
 def upload(name="a.txt", mime="text/plain", content=b"hi") -> dict:
@@ -58,3 +60,17 @@ def test_the_store_keeps_each_file_private_with_an_index_and_removes_a_chats_all
     assert store.get("chat/1", "0" * 16) is None and store.get("other", saved["id"]) is None
     store.remove_chat("chat/1")
     assert not os.path.exists(saved["path"])
+
+
+def test_a_message_whose_files_do_not_all_fit_on_the_disk_keeps_none_of_them(tmp_path):
+    with small_disk(tmp_path / "disk") as disk:
+        store = AttachmentStore(disk.path)
+        [earlier] = store.save("c1", [("kept.txt", "text/plain", b"from before")])
+        disk.fill(leave=100_000)
+        with pytest.raises(OSError) as caught:
+            store.save("c1", [("fits.bin", "application/octet-stream", b"x" * 50_000),
+                              ("too-big.bin", "application/octet-stream", b"y" * 400_000)])
+        assert caught.value.errno == errno.ENOSPC
+        assert sorted(os.listdir(os.path.dirname(earlier["path"]))) == sorted([os.path.basename(earlier["path"]),
+                                                                                "index.json"])
+        assert store.get("c1", earlier["id"]) == earlier  # the index as it was
