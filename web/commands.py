@@ -10,6 +10,7 @@ import binascii
 import json
 import re
 
+from actors.core.attachments import image_type
 from actors.messages import Interrupt, Respond, Send, is_lowercase_uuid  # noqa: F401 - parsed into
 
 MAX_SEND_FRAME_BYTES = 8 * 1024 * 1024  # a whole send frame, as UTF-8 JSON
@@ -17,8 +18,6 @@ MAX_COMMAND_ID = 200
 MAX_MODEL_ID = 128
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]*$")
 _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg));base64,(.*)$", re.S)
-_PNG = b"\x89PNG\r\n\x1a\n"
-_JPEG = b"\xff\xd8\xff"
 
 
 class CommandError(ValueError):
@@ -104,7 +103,6 @@ def check_image(image) -> tuple[str, str]:
         base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("the data: URL is not valid base64") from None
-    magic = _PNG if media_type == "image/png" else _JPEG
-    if not head.startswith(magic):
+    if image_type(head) != media_type:
         raise ValueError(f"the data says {media_type} but its bytes are not a {media_type.split('/')[1].upper()} image")
     return media_type, data
