@@ -1,8 +1,10 @@
 """The HarnessCatalog actor: which CLIs exist here and which models each offers.
 
 Models are asked from the CLI itself without sending a prompt (Claude Code answers its
-``initialize`` control request with its model list; no model request is made). Answers are
-cached per command line, so pages opening the picker do not start a CLI each time.
+``initialize`` control request with its model list; no model request is made). A list is
+cached per command line for ten minutes, so pages opening the picker do not start a CLI each
+time; a failure only for a few seconds, so a CLI that was signed in or mended since shows up at
+the next look, and a broken one is not started again on every page load.
 """
 from __future__ import annotations
 
@@ -21,14 +23,16 @@ from actors.harness import HARNESSES
 from actors.session_rules import cut_utf8
 
 CACHE_SECONDS = 600
+RETRY_SECONDS = 5.0
 LIST_TIMEOUT = 20.0
 
 
 class HarnessCatalog(pykka.ThreadingActor):
-    def __init__(self, environment: dict | None = None):
+    def __init__(self, environment: dict | None = None, retry_seconds: float = RETRY_SECONDS):
         super().__init__()
         self._environment = environment if environment is not None else dict(os.environ)
-        self._cache: dict[tuple, tuple[float, dict]] = {}
+        self._retry_seconds = retry_seconds
+        self._cache: dict[tuple, tuple[float, dict]] = {}  # key -> (good until, entry)
 
     def ping(self) -> bool:
         return True
@@ -43,7 +47,7 @@ class HarnessCatalog(pykka.ThreadingActor):
     def _entry(self, module, command: tuple[str, ...], cwd: str) -> dict:
         key = (module.HARNESS_ID, command)
         cached = self._cache.get(key)
-        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+        if cached and time.monotonic() < cached[0]:
             return cached[1]
         entry = {"id": module.HARNESS_ID, "label": module.LABEL, "available": False, "models": []}
         executable = executable_for(command, self._environment)
@@ -53,9 +57,11 @@ class HarnessCatalog(pykka.ThreadingActor):
         entry["available"] = True
         try:
             entry["models"] = list_models(module, (executable, *command[1:]), cwd, self._environment)
+            keep = CACHE_SECONDS
         except ModelListError as exc:
             entry["error"] = str(exc)
-        self._cache[key] = (time.monotonic(), entry)
+            keep = self._retry_seconds
+        self._cache[key] = (time.monotonic() + keep, entry)
         return entry
 
 
@@ -104,7 +110,11 @@ def list_models(module, command: tuple[str, ...], cwd: str, environment: dict, s
                 if models is not None:
                     _write(proc, module.Driver().stop_frames())
                     return models
-        stderr = proc.stderr.read() if proc.poll() is not None else b""
+        try:  # its output ended or it is silent: a CLI that is ending says why on stderr
+            proc.wait(timeout=1.0)
+            stderr = proc.stderr.read()
+        except subprocess.TimeoutExpired:
+            stderr = b""
         detail = cut_utf8(" ".join((stderr or b"").decode("utf-8", "replace").split()), 300)
         raise ModelListError(f"{module.LABEL} did not list its models" + (f": {detail}" if detail else ""))
     except OSError as exc:
