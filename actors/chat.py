@@ -55,24 +55,26 @@ HISTORY_BROKEN = ("not sent: the session's event history could not be written, s
 class Chat(pykka.ThreadingActor):
     def __init__(self, *, chat_id: str, harness, cwd: str, command: tuple[str, ...], model: str | None,
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
-                 stored=None, resuming_on: bool = False, resume: str | None = None, open_session: bool = True,
+                 stored=None, resuming_on=False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
-                 limit_resume: bool = False, visual_store=None, agent_tokens=None):
+                 limit_resume=False, visual_store=None, agent_tokens=None):
         super().__init__()
         self._id = chat_id
         self._agent_tokens = agent_tokens  # DEVHOSTD_TOKEN of this chat's CLIs (actors/agent_tokens.py)
-        self._limit_resume = limit_resume  # [core] resume_at_reset: the host takes limited turns up again
+        # [core] resume_at_reset (the host takes limited turns up again) and resume_interrupted_turns:
+        # each a bool or a callable asked at every use, so an edited manifest counts from then on.
+        self._limit_resume = limit_resume if callable(limit_resume) else (lambda: limit_resume)
         self._visual_store = visual_store  # told to take the chat's visuals along on clear and kill
         self._limit_timer = None
         self._harness = harness
         self._registry = registry
-        self._resuming_on = resuming_on
+        self._resuming_on = resuming_on if callable(resuming_on) else (lambda: resuming_on)
         self.log = chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
         self.durable = DurableFace(chat_id=chat_id, harness=harness, cwd=cwd, model=model, runtime_mode=runtime_mode,
                                    store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
                                    stored=stored, resume=resume, imported=imported, log=self.log)
         info = self.durable.info
-        info["limitResume"] = limit_resume  # whether this host takes limited turns up again (clients ask)
+        info["limitResume"] = bool(self._limit_resume())  # whether this host takes limited turns up again (clients ask)
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
@@ -102,7 +104,7 @@ class Chat(pykka.ThreadingActor):
         if self.durable.fresh:
             self.durable.write_record()
         else:
-            resumed = self.durable.settle_after_restart(self._resuming_on)
+            resumed = self.durable.settle_after_restart(bool(self._resuming_on()))
             if resumed is not None:
                 self._send_to_cli(q.resume_words(self.durable.info)[0])
         if self._start_cli and not self.link.running:
@@ -266,6 +268,7 @@ class Chat(pykka.ThreadingActor):
         return self.durable.info
 
     def core_attach(self, sink, since: int | None = None, history_limit: int | None = None) -> dict:
+        self._takes_limits_up()  # the answer's info says what the manifest says now
         return self.durable.attach(sink, since, history_limit)
 
     def core_detach(self, subscriber: int) -> None:
@@ -662,7 +665,7 @@ class Chat(pykka.ThreadingActor):
         the host installed it and the chat did not turn it off."""
         info = self.durable.info
         limit, turns = info.get("limit"), self.durable.thread.turns()
-        if not self._limit_resume or info.get("resumeAtReset") is False or not limit or not turns:
+        if not self._takes_limits_up() or info.get("resumeAtReset") is False or not limit or not turns:
             return
         at = limits.resume_at(limit, limits.tries(turns), now_ms())
         if at is None:
@@ -676,9 +679,19 @@ class Chat(pykka.ThreadingActor):
         if self._limit_timer is not None:
             self._limit_timer.kill(block=False)
             self._limit_timer = None
-        if isinstance(at, int) and self._limit_resume:
+        if isinstance(at, int) and self._takes_limits_up():
             self._limit_timer = spawn_later_logged(max(0.0, (at - now_ms()) / 1000), tell, self.actor_ref,
                                                    "take_up_after_limit", at)
+
+    def _takes_limits_up(self) -> bool:
+        """Whether the host takes limited turns up, as the manifest says now; info.limitResume
+        follows it (its clients and the registry are told of a change)."""
+        on = bool(self._limit_resume())
+        if self.durable.info.get("limitResume") != on:
+            self.durable.info["limitResume"] = on
+            self.durable.emit(self.durable.thread.refresh_info())
+            self.durable.tell_registry()
+        return on
 
     def _lapse_limit_resume(self) -> None:
         if "resumeAt" in self.durable.info:
@@ -696,6 +709,9 @@ class Chat(pykka.ThreadingActor):
         info, thread = self.durable.info, self.durable.thread
         if info.get("resumeAt") != at or self.durable.frozen or self.durable.removed:
             return  # lapsed, or owed anew since
+        if not self._takes_limits_up():
+            self._lapse_limit_resume()  # the manifest turned it off since
+            return
         if thread.busy() or self.link.starting:
             self._limit_timer = spawn_later_logged(LIMIT_WAIT, tell, self.actor_ref, "take_up_after_limit", at)
             return  # something is in the way: the take-up waits

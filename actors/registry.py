@@ -52,14 +52,14 @@ class CoreClients:
 
 
 class Registry(pykka.ThreadingActor):
-    def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on: bool = False,
-                 environment: dict | None = None, chat_options: dict | None = None, limit_resume: bool = False,
+    def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on=False,
+                 environment: dict | None = None, chat_options: dict | None = None, limit_resume=False,
                  visual_store=None):
         super().__init__()
         self._store = ChatStore(data_dir)
         self._clients = clients
         self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
-        self._resuming_on = resuming_on
+        self._resuming_on = resuming_on  # [core] settings: a bool, or a callable each chat asks at every use
         self._environment = environment if environment is not None else dict(os.environ)
         # For tests: e.g. a shorter acknowledgement timeout; and [core] resume_at_reset.
         self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume, "visual_store": visual_store}

@@ -68,9 +68,6 @@ def parse_args(argv):
     return args
 
 
-def manifest_resumes(manifests: ManifestSource) -> bool:
-    """``[core] resume_interrupted_turns = true``: a turn cut off by a stop is resumed at the next start."""
-    return manifests.current().resume_interrupted_turns
 
 
 def _report_blocked_hub() -> None:
@@ -138,7 +135,9 @@ def main(argv=None) -> int:
         visuals = _started(started, VisualStore.start(os.path.join(state_dir, "core")))
         registry = _started(started, Registry.start(
             os.path.join(state_dir, "core"), core_clients, commands=lambda: manifests.current().commands,
-            resuming_on=manifest_resumes(manifests), limit_resume=manifests.current().resume_at_reset,
+            # [core] as the manifest says at each use (it is re-read when it changes)
+            resuming_on=lambda: manifests.current().resume_interrupted_turns,
+            limit_resume=lambda: manifests.current().resume_at_reset,
             visual_store=visuals, chat_options={"agent_tokens": agent_tokens}))
         visuals.proxy().set_registry(registry).get(timeout=30)
     except (pykka.ActorDeadError, pykka.Timeout) as exc:

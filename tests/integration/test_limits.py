@@ -163,3 +163,31 @@ def test_codex_on_a_used_up_usage_window_ends_with_a_usage_limit_and_its_reset(d
         held = info(core, "cxl")
         assert held["limit"] == turn["limit"] and held["queuePaused"] is True
         assert [m["text"] for m in held["queue"]] == ["two"]
+
+
+def test_resume_at_reset_follows_the_manifest_edited_while_the_daemon_runs(oauth, daemon_env, stack, mock):
+    resets = int(time.time()) + 8
+    mock.add(usage_limit_reply(resets), text_reply("Back at it."), usage_limit_reply(resets + 3600))
+    daemon = start(daemon_env, stack)  # the manifest has no [core]: no take-up
+    try:
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
+            held = send_into_the_limit(core, "edit", stack)
+            assert held["limitResume"] is False and "resumeAt" not in held
+            with open(stack / "devhost.toml", "a") as manifest:
+                manifest.write("[core]\nresume_at_reset = true\n")
+            assert core.chats.attach("edit")["info"]["limitResume"] is True  # the chat, loaded before, follows
+            assert info(core, "edit")["limitResume"] is True
+            core.chats.configure("edit", resumeAtReset=True)  # the person's switch, now offered
+            assert info(core, "edit")["resumeAt"] == resets * 1000 + 3000
+            wait_until(lambda: len(items(core, "edit", "turn")) == 2 and items(core, "edit", "turn")[-1]["state"] == "done",
+                       timeout=60, what="the turn taken up after the reset")
+            assert items(core, "edit", "turn")[-1]["origin"] == "agent" and WAKE in message_text(mock.requests[1])
+            (stack / "devhost.toml").write_text((stack / "devhost.toml").read_text().replace("= true", "= false"))
+            assert core.chats.attach("edit")["info"]["limitResume"] is False
+            core.chats.send("edit", "three")  # limited again: with the manifest off, nothing is owed
+            wait_until(lambda: len([t for t in items(core, "edit", "turn") if t.get("limit")]) == 2, timeout=60,
+                       what="the second limited turn")
+            assert "resumeAt" not in info(core, "edit") and info(core, "edit")["limitResume"] is False
+    finally:
+        daemon.stop()
+    assert daemon.log().count("manifest reloaded") == 2
