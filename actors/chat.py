@@ -61,6 +61,7 @@ class Chat(pykka.ThreadingActor):
         super().__init__()
         self._id = chat_id
         self._agent_tokens = agent_tokens  # DEVHOSTD_TOKEN of this chat's CLIs (actors/agent_tokens.py)
+        self.log_subject = f"session {chat_id}"  # a failure of this chat's logged as its own (actors/guard.py)
         # [core] resume_at_reset (the host takes limited turns up again) and resume_interrupted_turns:
         # each a bool or a callable asked at every use, so an edited manifest counts from then on.
         self._limit_resume = limit_resume if callable(limit_resume) else (lambda: limit_resume)

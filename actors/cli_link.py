@@ -118,7 +118,8 @@ class CliLink:
         self._live += 1
         self.gone.clear()
         self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, self.root,
-                                         proctree.make_tag(self._chat_id), self.harness.LABEL, self._agent_env())
+                                         proctree.make_tag(self._chat_id), self.harness.LABEL, self._agent_env(),
+                                         session_id=self._chat_id)
         self.cli = self._cli_ref.proxy()
         self._owner.link_started()
         self.write(self.driver.start_frames())

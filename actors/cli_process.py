@@ -45,7 +45,7 @@ HIDDEN_FROM_CLI = frozenset({"DEVHOSTD_TOKEN", "DEVHOSTD_CHAT"})
 
 class CliProcess(pykka.ThreadingActor):
     def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str,
-                 agent_env: dict[str, str] | None = None):
+                 agent_env: dict[str, str] | None = None, session_id: str = ""):
         super().__init__()
         self._agent_env = agent_env or {}
         self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_write_failed
@@ -54,6 +54,7 @@ class CliProcess(pykka.ThreadingActor):
         self._cwd = cwd
         self._tag = tag  # (name, value) for the environment; see proctree.make_tag
         self._label = label
+        self.log_subject = f"session {session_id}"  # every daemon line about this CLI names it
         self._proc = None
         self._stderr_tail = b""
         self._terminating = False
@@ -116,7 +117,7 @@ class CliProcess(pykka.ThreadingActor):
         if self._writer is not None:
             self._writer.kill(block=False)  # whatever it was writing, the CLI is being ended
         outcome = proctree.terminate(self._proc, self._tag)
-        daemon_log(f"{self._label} pid {self._proc.pid} ended: {outcome}")
+        daemon_log(f"{self._named()} ended: {outcome}")
 
     def _pump_stdout(self):
         read = self._proc.stdout.read1 if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read
@@ -126,7 +127,7 @@ class CliProcess(pykka.ThreadingActor):
                 if frame is None:
                     # Its length and a hash only: such a line can be reply text the log must never
                     # carry; the hash tells whether the same line keeps coming.
-                    daemon_log(f"{self._label} pid {self._proc.pid} wrote a non-JSON line to stdout "
+                    daemon_log(f"{self._named()} wrote a non-JSON line to stdout "
                                f"({len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()[:12]})")
                     continue
                 frames.append((frame, raw))
@@ -148,13 +149,16 @@ class CliProcess(pykka.ThreadingActor):
         if not self._terminating:
             outcome = proctree.terminate(self._proc, self._tag)
             if outcome.sigterm or outcome.sigkill:
-                daemon_log(f"{self._label} pid {self._proc.pid} left processes behind; ended them: {outcome}")
+                daemon_log(f"{self._named()} left processes behind; ended them: {outcome}")
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             try:
                 stream.close()
             except Exception:
                 pass
         self._report_exit(code, self._stderr_tail.decode("utf-8", "replace"))
+
+    def _named(self) -> str:
+        return f"{self._label} pid {self._proc.pid} ({self.log_subject})"
 
     def _tell_owner(self, method: str, *args) -> None:
         # A tell: a chat removed first (a closed session replaced by its resume) is no error.

@@ -2,7 +2,9 @@
 
 pykka stops an actor whose message handler raises with nobody waiting on the result, and a
 greenlet that dies takes its error with it. Every upward (fire-and-forget) actor method is
-wrapped in ``guarded`` and every background greenlet is started with ``spawn_logged``.
+wrapped in ``guarded`` and every background greenlet is started with ``spawn_logged``. An
+object that works for one conversation says which in ``log_subject`` ("session <id>"), so a
+failure in it names the session.
 """
 from __future__ import annotations
 
@@ -20,20 +22,21 @@ def guarded(method):
         try:
             return method(*args, **kwargs)
         except Exception:  # noqa: BLE001 - logged, and the actor lives on
-            daemon_log(f"bug: {method.__qualname__} failed:\n{traceback.format_exc()}")
+            daemon_log(f"bug: {method.__qualname__}{_subject(args[0] if args else None)} failed:\n"
+                       f"{traceback.format_exc()}")
             return None
     return wrapper
 
 
 def spawn_logged(function, *args, **kwargs) -> gevent.Greenlet:
     greenlet = gevent.spawn(function, *args, **kwargs)
-    greenlet.link_exception(_report)
+    greenlet.link_exception(functools.partial(_report, _subject(getattr(function, "__self__", None))))
     return greenlet
 
 
 def spawn_later_logged(seconds: float, function, *args, **kwargs) -> gevent.Greenlet:
     greenlet = gevent.spawn_later(seconds, function, *args, **kwargs)
-    greenlet.link_exception(_report)
+    greenlet.link_exception(functools.partial(_report, _subject(getattr(function, "__self__", None))))
     return greenlet
 
 
@@ -53,5 +56,11 @@ def _outcome(function, args):
         return True, exc
 
 
-def _report(greenlet: gevent.Greenlet) -> None:
-    daemon_log(f"bug: background task {greenlet} failed: {greenlet.exception!r}")
+def _subject(owner) -> str:
+    """`` (session <id>)`` for an object that works for one conversation, else nothing."""
+    subject = getattr(owner, "log_subject", None)
+    return f" ({subject})" if isinstance(subject, str) else ""
+
+
+def _report(subject: str, greenlet: gevent.Greenlet) -> None:
+    daemon_log(f"bug: background task {greenlet}{subject} failed: {greenlet.exception!r}")

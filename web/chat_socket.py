@@ -99,7 +99,7 @@ def _write(ws, sink, record, pending, reader) -> None:
             reader.close()
     except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
-            daemon_log(f"chat socket writer stopped: {exc!r}")
+            daemon_log(f"chat socket writer of session {record['id']} stopped: {exc!r}")
             abort(ws)  # a half-sent snapshot must not leave the page waiting
         sink.closed = True
         return

@@ -52,6 +52,19 @@ def _chat_id(payload) -> str:
     return chat_id
 
 
+def _request_name(frame) -> str:
+    """A request for a log line: its type, and the session (chat id) it was about when it names one
+    that passed its check."""
+    if not isinstance(frame, dict):
+        return "?"
+    payload = frame.get("payload")
+    try:
+        chat_id = _chat_id(payload) if isinstance(payload, dict) and "chatId" in payload else None
+    except ChatError:
+        chat_id = None
+    return f"{frame.get('type')}" + (f" of session {chat_id}" if chat_id else "")
+
+
 def _request_id(payload):
     value = payload.get("requestId")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
@@ -60,7 +73,7 @@ def _request_id(payload):
 
 
 def _bug(frame, request_id, exc: Exception) -> dict:
-    daemon_log(f"bug: core request {frame.get('type') if isinstance(frame, dict) else '?'} failed: {exc!r}")
+    daemon_log(f"bug: core request {_request_name(frame)} failed: {exc!r}")
     return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the request failed"}}
 
 

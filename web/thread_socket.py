@@ -49,7 +49,8 @@ def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname
         ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
         ws.close(1011)
         return
-    writer = spawn_logged(_write, ws, sink, _first_frames(attached, f"http://{context.visuals_host}"))
+    writer = spawn_logged(_write, ws, sink, _first_frames(attached, f"http://{context.visuals_host}"),
+                          attached["session"]["id"])
     try:
         _read(ws, context, chat, attached["subscriber"], record["projectRootPath"], query, request_hostname, sink)
     finally:
@@ -81,12 +82,12 @@ def _first_frames(attached: dict, visuals_origin: str) -> list[bytes]:
                    "visuals": attached["visuals"], "visualsOrigin": visuals_origin})]
 
 
-def _write(ws, sink, first: list[bytes]) -> None:
+def _write(ws, sink, first: list[bytes], session: str) -> None:
     try:
         ws.send_texts(first)
     except Exception as exc:  # noqa: BLE001 - a dead peer (OSError, geventwebsocket's errors) or a bug
         if not ws.closed:
-            daemon_log(f"thread socket writer stopped: {exc!r}")
+            daemon_log(f"thread socket writer of session {session} stopped: {exc!r}")
             abort(ws)
         sink.closed = True
         return

@@ -307,3 +307,34 @@ def test_a_pages_interrupt_leaves_what_the_core_queued_to_go_out(runtime, tmp_pa
         while any(m["text"] == "more" for m in chat.info().get(timeout=ASK)["queue"]):
             gevent.sleep(0.02)
     assert "more" in [i["text"] for i in items(chat, "user")]
+
+
+def test_every_daemon_line_about_a_cli_names_its_session(runtime, tmp_path, capsys):
+    # A CLI that first writes a line that is no JSON and leaves a process of its own behind.
+    noisy = ("/bin/sh", "-c", 'echo "not json"; sleep 600 </dev/null >/dev/null 2>&1 & exec "$@"', "sh", *FAKE)
+    registry = runtime()
+    folder = tmp_path / "project"
+    folder.mkdir()
+    record = registry.create_session("claude-code", str(folder), noisy, None, None).get(timeout=ASK)
+    chat, _ = registry.session(record["id"]).get(timeout=ASK)
+    subscriber, sink = attach(chat)
+    send(chat, subscriber, "die now")  # it exits; the sleep it started is ended after it
+    sink.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "error", "the error state")
+    send(chat, subscriber, "again")  # a second CLI, ended with the chat below
+    result_event(sink, "echo: again")
+    stop(registry)
+    said_so_far = []
+
+    ours = f"(session {record['id']})"
+
+    def logged_the_end():  # (the line of an ended CLI comes once its tree is gone)
+        said_so_far.extend(capsys.readouterr().err.splitlines())
+        return any("ended: " in line and ours in line for line in said_so_far)
+    with gevent.Timeout(5, AssertionError(f"no line of the ended CLI in {said_so_far}")):
+        while not logged_the_end():
+            gevent.sleep(0.01)
+    about_a_cli = [line for line in said_so_far if "Claude Code pid" in line]
+    assert all(" (session " in line for line in about_a_cli)  # (an earlier test's CLIs may end meanwhile)
+    said = {what: [line for line in about_a_cli if what in line and ours in line]
+            for what in ("wrote a non-JSON line", "left processes behind", "ended: ")}
+    assert len(said["wrote a non-JSON line"]) == 2 and said["left processes behind"] and said["ended: "]
