@@ -57,7 +57,7 @@ class Chat(pykka.ThreadingActor):
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on=False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
-                 limit_resume=False, visual_store=None, agent_tokens=None):
+                 limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None):
         super().__init__()
         self._id = chat_id
         self._agent_tokens = agent_tokens  # DEVHOSTD_TOKEN of this chat's CLIs (actors/agent_tokens.py)
@@ -75,9 +75,12 @@ class Chat(pykka.ThreadingActor):
                                    store=store, clients=clients, registry=registry, actor_ref=self.actor_ref,
                                    stored=stored, resume=resume, imported=imported, log=self.log)
         info = self.durable.info
+        if workdir and workdir != info["cwd"]:
+            info["workdir"] = workdir  # a resumed conversation's own folder in cwd: its CLI runs there
         info["limitResume"] = bool(self._limit_resume())  # whether this host takes limited turns up again (clients ask)
         self.native = NativeFace(session_id or chat_id, history)
-        self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], command=command,
+        self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], workdir=info.get("workdir"),
+                            command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
                             actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
                             agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None)

@@ -59,13 +59,14 @@ class InFlight:
 class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
-                 log: chatlog.ChatLog | None = None, agent_token=None):
+                 log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None):
         self._chat_id = chat_id
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
         self._opened: dict = {}  # native request id -> when it was asked (monotonic)
         self.harness = harness
-        self.root = root
+        self.root = root  # the session's folder (its page's checkout)
+        self.workdir = workdir or root  # where the CLI runs: root, or the folder in it a resumed conversation began in
         self.command = command
         self.model = model  # what devhost asked for; None = the CLI's configured default
         self.native_id = native_id  # the CLI's own conversation id, once known (or to resume)
@@ -113,11 +114,13 @@ class CliLink:
                                     "a new conversation was started and your message goes there")
             resume_id = None
         argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id)
-        self.driver = self.harness.Driver(cwd=self.root, model=self.model, resume_id=resume_id)
+        # (a folder removed since: the session's own folder, where the CLI can resume it too)
+        folder = self.workdir if self.workdir == self.root or os.path.isdir(self.workdir) else self.root
+        self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id)
         self.starting = True
         self._live += 1
         self.gone.clear()
-        self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, self.root,
+        self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, folder,
                                          proctree.make_tag(self._chat_id), self.harness.LABEL, self._agent_env(),
                                          session_id=self._chat_id)
         self.cli = self._cli_ref.proxy()

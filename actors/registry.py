@@ -26,7 +26,7 @@ from actors.guard import guarded
 from actors.harness import HARNESSES
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
-from storage.saved_conversations import transcript_items
+from storage.saved_conversations import resume_folder, transcript_items
 
 PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
@@ -104,9 +104,9 @@ class Registry(pykka.ThreadingActor):
         harness = HARNESSES.get(harness_id)
         if harness is None:
             raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
-        imported = None
+        imported = workdir = None
         if resume_id:
-            chat_id = self._resumable(harness, root, resume_id)
+            chat_id, workdir = self._resumable(harness, root, resume_id)
             if chat_id is not None:
                 return self._reopen(chat_id)
             # A conversation devhostd never held: its transcript, from the CLI's own file (read
@@ -116,13 +116,15 @@ class Registry(pykka.ThreadingActor):
         chat_id = self._new_id()
         ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
-                         start_cli=True, resuming_on=self._resuming_on, imported=imported, **self._chat_options)
+                         start_cli=True, resuming_on=self._resuming_on, imported=imported, workdir=workdir,
+                         **self._chat_options)
         self._register(chat_id, ref)
         return self._records[chat_id]
 
-    def _resumable(self, harness, root: str, resume_id: str) -> str | None:
-        """The chat of this folder that holds the CLI's conversation ``resume_id`` (newest first),
-        or None for a conversation no chat holds yet; refusals say why it cannot be resumed."""
+    def _resumable(self, harness, root: str, resume_id: str) -> tuple[str | None, str | None]:
+        """(the chat of this folder that holds the CLI's conversation ``resume_id`` (newest first),
+        or None for a conversation no chat holds yet; and for the latter the folder in ``root`` it
+        was begun in, where its CLI runs); refusals say why it cannot be resumed."""
         holders = [chat_id for chat_id in reversed(self._order)
                    if self._infos[chat_id].get("agentSessionId") == resume_id
                    and PROVIDERS.get(self._infos[chat_id].get("provider")) == harness.HARNESS_ID]
@@ -141,7 +143,7 @@ class Registry(pykka.ThreadingActor):
         if not here and not _inside(os.path.realpath(cwd) if cwd else "", root):
             raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
                                            "of that project")
-        return here[0] if here else None
+        return (here[0], None) if here else (None, resume_folder(cwd, root))
 
     def _reopen(self, chat_id: str) -> dict:
         proxy = self._proxy(chat_id)

@@ -34,6 +34,16 @@ def _inside(path: str, root: str) -> bool:
     return bool(path) and (path == root or path.startswith(root.rstrip("/") + "/"))
 
 
+def resume_folder(recorded_cwd: str | None, root: str) -> str | None:
+    """Where to resume a saved conversation of ``root``'s: the folder it was begun in, as the
+    CLI's own transcript recorded it, when that folder exists and is, by its real path (no link
+    leads out), ``root`` or a folder in it; None (run in ``root``) otherwise."""
+    if not recorded_cwd or not os.path.isabs(recorded_cwd):
+        return None
+    folder = os.path.realpath(recorded_cwd)
+    return folder if _inside(folder, root) and os.path.isdir(folder) else None
+
+
 def _records(path: str, limit_bytes: int = MAX_TRANSCRIPT_BYTES):
     """The JSON objects of a JSONL file, skipping lines that are not one."""
     try:

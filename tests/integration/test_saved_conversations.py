@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
+from tests.integration.daemon import wait_until
 from tests.mock_anthropic import text_reply
 from tests.mock_openai import text_reply as openai_text
 from tests.peers import CLAUDE, CODEX
@@ -72,3 +74,38 @@ def test_the_saved_list_is_only_for_a_page_of_its_own_folder(daemon):
     status, value = daemon.request("GET", "/__devhost__/chat/saved?pageURL=http://nowhere.localhost/&chatTarget=project",
                                    host=daemon.host())
     assert status == 400 and "pageURL" in value["error"], value
+
+
+
+def recorded_folders(home, native_id: str) -> list[str]:
+    """The working folder of each record Claude Code wrote to a conversation's transcript (each
+    process writes its own cwd on the lines it appends)."""
+    [path] = (home / ".claude" / "projects").glob(f"*/{native_id}.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r["cwd"] for r in records if isinstance(r, dict) and "cwd" in r]
+
+
+def test_a_claude_conversation_begun_in_a_subfolder_resumes_in_that_subfolder(daemon, daemon_env, mock, stack):
+    folder = stack / "project" / "packages" / "api"
+    folder.mkdir(parents=True)
+    mock.add(text_reply("Noted, in the api package."))
+    native_id = json.loads(run_in_terminal([str(CLAUDE), "-p", "remember the word kite", "--output-format", "json"],
+                                           folder, daemon_env))["session_id"]
+    home = Path(daemon_env["HOME"])
+    begun = recorded_folders(home, native_id)
+    assert begun and set(begun) == {str(folder)}
+    [listed] = saved(daemon)  # a conversation of a folder inside the checkout is the checkout's
+    assert listed["nativeSessionId"] == native_id
+
+    mock.add(text_reply("It was kite."))
+    record = daemon.create_session(resumeId=native_id)
+    assert record["projectRootPath"] == str(stack / "project")  # still the page's session
+    sock = daemon.connect_thread(record["id"])
+    sock.send_message("which word?")
+    sock.wait_item(lambda i: i["kind"] == "assistant" and i.get("text") == "It was kite." and not i["streaming"])
+    assert "remember the word kite" in json.dumps(mock.requests[-1])
+    sock.close()
+    # (the CLI writes its lines to the transcript a moment after they reach the page)
+    wait_until(lambda: len(recorded_folders(home, native_id)) > len(begun), what="the resumed lines in the transcript")
+    resumed = recorded_folders(home, native_id)[len(begun):]
+    assert set(resumed) == {str(folder)}  # the resumed CLI ran where the conversation began

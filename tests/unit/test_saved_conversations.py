@@ -6,9 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from actors.harness import claude
 from storage.cli_files import slug as claude_slug
 from storage.saved_conversations import (PROMPT_MARKER, claude_items, codex_items, list_claude,
-                                         list_codex, saved_conversations, transcript_items)
+                                         list_codex, resume_folder, saved_conversations, transcript_items)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE_ROOT = "/home/dev/tmp/exp/proj-a"  # the folder the Claude Code samples ran in
@@ -112,3 +113,35 @@ def test_a_file_is_read_again_only_when_its_size_or_time_changed(tmp_path):
     path.write_text("first\nsecond\n")
     assert saved._read_once(str(path), read) == {"text": "first\nsecond\n"} and len(reads) == 2
     assert saved._read_once(str(tmp_path / "gone.jsonl"), read) is None and len(reads) == 2
+
+
+def saved_in(tmp_path, begun_in: Path) -> str:
+    """A real transcript, laid out as Claude Code keeps one begun in ``begun_in``; its id."""
+    session_id = "7a44fe79-7da2-4a39-a157-1bbfddcf7a80"
+    folder = tmp_path / "home" / ".claude" / "projects" / claude_slug(str(begun_in))
+    folder.mkdir(parents=True)
+    text = (SAMPLES / "claude-code" / "print-mode-tool-call-and-resume.jsonl").read_text()
+    (folder / f"{session_id}.jsonl").write_text(text.replace(f'"cwd": "{CLAUDE_ROOT}"', f'"cwd": "{begun_in}"'))
+    return session_id
+
+
+def test_a_conversation_resumes_in_the_folder_of_the_checkout_it_was_begun_in(tmp_path):
+    root = tmp_path / "checkout"
+    (root / "packages" / "api").mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home")}
+    session_id = saved_in(tmp_path, root / "packages" / "api")
+    recorded = claude.find_conversation_cwd(session_id, env)
+    assert recorded == str(root / "packages" / "api")  # what the CLI wrote on its records
+    assert resume_folder(recorded, str(root)) == str(root / "packages" / "api")
+    assert resume_folder(str(root), str(root)) == str(root)
+
+
+def test_a_folder_outside_the_checkout_gone_or_not_absolute_is_never_where_it_resumes(tmp_path):
+    root, elsewhere = tmp_path / "checkout", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (tmp_path / "checkout-b").mkdir()
+    (root / "link").symlink_to(elsewhere)  # inside by its name, outside by its real path
+    for recorded in (str(elsewhere), str(tmp_path / "checkout-b"), str(root / "link"), str(root / "gone"),
+                     "checkout/sub", "", None, str(root / ".." / "elsewhere")):
+        assert resume_folder(recorded, str(root)) is None, recorded
