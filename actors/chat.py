@@ -30,7 +30,7 @@ import pykka
 from actors import chatlog
 from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
 from actors.core import attachments as files
-from actors.core import bookmarks, limits
+from actors.core import background, bookmarks, limits
 from actors.core import queue as q
 from actors.core.thread import host_id, now_ms
 from actors.errors import ChatError
@@ -200,7 +200,7 @@ class Chat(pykka.ThreadingActor):
             self.native.answer(subscriber, command.command_id, error=f"not sent: {self.durable.store_error}")
             return
         self.native.watched(subscriber)
-        self.link.send(subscriber, command, prompt)
+        self.link.send(subscriber, command, self._telling_what_stopped(command.text, prompt))
 
     @guarded
     def interrupt(self, subscriber: int) -> None:
@@ -609,8 +609,20 @@ class Chat(pykka.ThreadingActor):
         self._open_session()
         if not self.link.running:
             self._start_process()
-        self.link.send(CORE, command, "")
+        self.link.send(CORE, command, self._telling_what_stopped(command.text, ""))
         self._publish_state()
+
+    def _telling_what_stopped(self, text: str, prompt: str) -> str:
+        """The devhost section a message goes with: once, after a CLI's end stopped background
+        work, a note naming it first (the agent may be waiting for it), then the prompt."""
+        stopped = self.durable.info.get("backgroundStopped")
+        if not stopped or not text.strip():
+            return prompt  # (a message of images alone carries no section: the next one says it)
+        del self.durable.info["backgroundStopped"]
+        self.durable.emit(self.durable.thread.refresh_info())
+        self._log("background.told", stopped=len(stopped))
+        told = background.note(stopped)
+        return f"{told}\n\n{prompt}" if prompt else told
 
     def _native(self, request_id):
         """The CLI's own id of a request the thread names (Codex's restart from 0 in every process)."""

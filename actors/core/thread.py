@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 
+from actors.core import background
 from actors.core.summaries import LIMITS, summary
 from actors.status import chat_status
 
@@ -183,13 +184,18 @@ class Thread:
         return events + self.refresh_info()
 
     def stop_background(self) -> list[dict]:
-        """The CLI is gone: its subagents and background shells went with it."""
+        """The CLI is gone: its subagents and background shells went with it (kept in
+        info.backgroundStopped until the agent is told, actors/core/background.py)."""
         events: list[dict] = []
+        stopped = []
         for item_id in list(self.order):
             item = self.items[item_id]
             if item["kind"] in ("subagent", "task") and item.get("status") == "running":
                 events += self.upsert({**item, "status": "stopped"})
-        if self.info.get("background"):
+                stopped.append(item)
+        if stopped:
+            self.info["backgroundStopped"] = background.remember(self.info.get("backgroundStopped"), stopped)
+        if self.info.get("background") or stopped:
             events += self.set_info(background=[])
         return events
 
@@ -213,6 +219,7 @@ class Thread:
 
     def reset(self) -> list[dict]:
         self._clear()
+        self.info.pop("backgroundStopped", None)  # a new conversation: nobody waits for that work
         self.failed = False
         return [{"type": "reset", "info": self.info, "items": []}]
 

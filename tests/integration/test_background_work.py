@@ -5,17 +5,18 @@ conversation paged from the CLI's files. Codex's child agents need its ``multi_a
 feature (off by default in the pinned 0.169.0), which the Codex tests here turn on."""
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
 
 from tests.integration.chats import items
-from tests.integration.daemon import wait_until
+from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.mock_openai import shell_reply, spawn_agent_reply, wait_agent_reply
 from tests.mock_openai import text_reply as codex_text
 from tests.peers import codex_env
-from web.core_client import CoreRequestError
+from web.core_client import CoreConnection, CoreRequestError
 
 SUB_PROMPT = "SUBAGENT-WORK: run echo sub-hello, then say SUB-DONE."
 CHILD_TASK = "CHILD-WORK: run echo sub-hello, then say SUB-DONE."
@@ -217,3 +218,48 @@ def test_codex_a_command_that_outlives_its_turn_is_a_task_chat_stop_task_ends(co
     with pytest.raises(CoreRequestError) as gone:
         core.chats.stop_task("cxb", task["taskId"])
     assert gone.value.code == "task-not-found" and task["taskId"] in gone.value.message
+
+
+def last_message(request: dict) -> str:
+    """What the person's newest message became in a request to the model."""
+    return json.dumps([m for m in request["messages"] if m["role"] == "user"][-1]["content"])
+
+
+def test_background_work_a_restart_stopped_is_named_to_the_agent_with_the_next_message(stack, daemon_env, mock):
+    marker = "sleep 41.5"
+    mock.add(tool_use_reply("Bash", {"command": f"{marker}; echo never", "description": "Long wait",
+                                     "run_in_background": True}),
+             text_reply("Started it."), text_reply("It was stopped: I will start it again."), text_reply("Fine."))
+    first = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        with CoreConnection(first.control_origin, token=first.core_token) as core:
+            core.chats.create("lost", provider="claude", cwd=str(stack / "project"))
+            core.chats.send("lost", "run it in the background")
+            wait_until(lambda: any(t["state"] == "done" for t in items(core, "lost", "turn")), timeout=60,
+                       what="the turn")
+            assert [t["status"] for t in items(core, "lost", "task")] == ["running"]
+    finally:
+        assert first.stop() == 0
+    second = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        with CoreConnection(second.control_origin, token=second.core_token) as core:
+            assert [t["status"] for t in items(core, "lost", "task")] == ["stopped"]
+            held = next(i for i in core.chats.list() if i["chatId"] == "lost")
+            assert held["backgroundStopped"] == [{"kind": "task", "description": "Long wait"}]
+            core.chats.send("lost", "is it done?")
+            wait_until(lambda: any("is it done?" in last_message(r) for r in mock.requests), timeout=60,
+                       what="the message reaching the model")
+            told = next(last_message(r) for r in mock.requests if "is it done?" in last_message(r))
+            assert "will not report back" in told and "- a background task: Long wait" in told
+            [user] = [u for u in items(core, "lost", "user") if "is it done?" in u["text"]]
+            assert user["text"] == "is it done?"  # the note is the agent's, not the person's message
+            assert "backgroundStopped" not in next(i for i in core.chats.list() if i["chatId"] == "lost")
+            wait_until(lambda: all(t["state"] != "running" for t in items(core, "lost", "turn")), timeout=60,
+                       what="that turn done")
+            core.chats.send("lost", "and now?")
+            wait_until(lambda: any("and now?" in last_message(r) for r in mock.requests), timeout=60,
+                       what="the next message")
+            assert "will not report back" not in next(last_message(r) for r in mock.requests
+                                                      if "and now?" in last_message(r))  # told once
+    finally:
+        assert second.stop() == 0
