@@ -223,6 +223,18 @@ def test_bad_requests_get_codes_not_crashes(core, daemon):
     assert status == 403
 
 
+def test_a_core_message_is_at_most_200000_characters(core, mock, stack):
+    mock.add(text_reply("Read it all."))
+    core.chats.create("long", provider="claude", cwd=str(stack / "project"))
+    with pytest.raises(CoreRequestError) as refused:
+        core.chats.send("long", "x" * 200_001)
+    assert refused.value.code == "bad-request" and "at most 200,000 characters" in refused.value.message
+    assert mock.requests == []
+    core.chats.send("long", "y" * 200_000)
+    mock.wait_for_requests(1, timeout=60)
+    assert "y" * 200_000 in json.dumps(mock.requests[0]["messages"])
+
+
 def _kill_hard(daemon):
     daemon.proc.send_signal(signal.SIGKILL)
     daemon.proc.wait(timeout=30)
