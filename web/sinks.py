@@ -7,6 +7,14 @@ BATCH_BYTES bytes) and sends it with one write: a busy stream costs one system c
 hub switch per batch, not per frame, and a quiet one still goes out at once (nothing waits
 for a batch to fill). A client more than SINK_LIMIT_BYTES behind is disconnected (1013): it
 reconnects and reads a snapshot, so nothing is lost.
+
+The bound stretches for large messages: a socket may also fall REPLY_COPIES times the largest
+message it got since it last caught up behind. Claude Code writes a reply's whole text up to
+three times back to back (one streamed delta, the assistant message, the result), so a reply
+near or over the bound would otherwise cut every socket that reads it, however fast; a page that
+stopped reading is still cut, at most REPLY_COPIES lines of the CLI's (each bounded by
+actors/cli_process.py) later. The frames are one bytes object for every socket of a chat
+(``encoded_once``), so the stretch costs no memory per socket.
 """
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ SINK_LIMIT_BYTES = 32 * 1024 * 1024  # queued for one socket before its client c
 BATCH_FRAMES = 256  # at most this many frames, or
 BATCH_BYTES = 256 * 1024  # about this many bytes, go out in one write
 TOO_SLOW = (1013, "client too slow; reconnect for a snapshot")
+REPLY_COPIES = 3  # a reply's text, back to back: its delta, its assistant message, its result
 TOO_SLOW_GRACE = 2.0  # seconds a too-slow socket has to take its close frame before it is cut
 
 
@@ -49,6 +58,7 @@ class SocketSink:
         self._wake = gevent.event.Event()
         self._limit = limit_bytes
         self._queued = 0
+        self._largest = 0  # the largest frame pushed since the queue was last empty
         self._abort = abort  # cuts the connection when the client stopped reading altogether
         self._close: tuple[int, str] | None = None
         self.closed = False
@@ -68,12 +78,17 @@ class SocketSink:
         """Queues frames in order; all of them, or (too slow) none and a 1013 close."""
         if self.closed:
             return
-        size = sum(len(frame) for frame in frames)
-        if self._queued and self._queued + size > self._limit:
+        size = largest = 0
+        for frame in frames:
+            size += len(frame)
+            largest = max(largest, len(frame))
+        self._largest = max(self._largest, largest)
+        if self._queued and self._queued + size > max(self._limit, REPLY_COPIES * self._largest):
             # Too slow to keep up: drop what waits and close with 1013; the page reconnects to
             # a snapshot, which has everything. The close frame goes out if the page still
             # reads; a writer stuck in a send (a page that stopped reading) is cut after a grace.
-            # (A single message larger than the bound, on an empty queue, is still sent whole.)
+            # (A single message larger than the bound, on an empty queue, is still sent whole,
+            # and the copies of a large reply fit: see REPLY_COPIES.)
             behind = self._queued + size
             self._frames.clear()
             self._queued = 0
@@ -109,6 +124,8 @@ class SocketSink:
             batch.append(frame)
             size += len(frame)
         self._queued -= size
+        if not frames:
+            self._largest = 0  # caught up: the bound is the plain one again
         if batch:
             return batch, None
         return batch, self._close

@@ -7,7 +7,10 @@ events; the acknowledgement and the idle state come after the events that led to
 """
 from __future__ import annotations
 
+import gevent
+
 from tests.mock_anthropic import text_reply
+from web.sinks import SINK_LIMIT_BYTES
 
 CHUNKS = 1200
 
@@ -48,3 +51,26 @@ def test_every_page_gets_every_event_of_a_long_reply_in_order_and_a_late_page_th
     assert snapshot[:len(streams[0])] == streams[0]  # and any the CLI wrote after the result
     for page in [*pages, late]:
         page.close()
+
+
+def test_a_reply_past_half_the_socket_bound_reaches_every_page_whole(daemon, mock):
+    # Claude Code writes the text three times back to back (its one delta, the assistant
+    # message, the result): 17 MiB of reply is over 32 MiB for each socket at once.
+    text = "ab" * ((SINK_LIMIT_BYTES // 2 + (1 << 20)) // 2)
+    mock.add(text_reply(text))
+    session = daemon.create_session()
+    pages = [daemon.connect(session["id"]) for _ in range(2)]
+    panel = daemon.connect_thread(session["id"])
+    pages[0].send_message("write a lot")
+    readers = [gevent.spawn(page.wait_event, lambda p: p.get("type") == "result", 240, "the result") for page in pages]
+    readers.append(gevent.spawn(panel.wait_for, lambda f: f["type"] == "state" and f["session"]["status"] == "idle",
+                                240, "idle"))
+    gevent.joinall(readers, raise_error=True)  # a socket cut (1013) raises ConnectionClosed here
+    for page in pages:
+        assert next(p for p in page.events() if p.get("type") == "result")["result"] == text
+        assistant = next(p for p in page.events() if p.get("type") == "assistant")
+        assert assistant["message"]["content"][0]["text"] == text
+    assert [i["text"] for i in panel.items().values() if i["kind"] == "assistant"] == [text]
+    assert "behind: closing it with 1013" not in daemon.log()
+    for socket in [*pages, panel]:
+        socket.close()

@@ -15,8 +15,8 @@ def test_a_sink_too_far_behind_closes_with_1013_first_and_cuts_a_page_that_stopp
     sink = SocketSink(limit_bytes=10, abort=lambda: cut.append(True))
     sink.push(b"12345")
     assert sink.take() == ([b"12345"], None)
-    sink.push(b"123456")
-    sink.push(b"12345")  # 11 bytes waiting: too slow
+    sink.push_many([b"123", b"456", b"789"])
+    sink.push(b"ab")  # 11 bytes waiting: too slow
     assert sink.closed and sink.queued_bytes == 0
     assert cut == []  # the close frame goes first: the writer has a grace to send it
     assert sink.take() == ([], (1013, "client too slow; reconnect for a snapshot"))
@@ -30,6 +30,33 @@ def test_one_message_larger_than_the_bound_goes_whole_to_a_page_that_keeps_up():
     sink = SocketSink(limit_bytes=10)
     sink.push(b"x" * 25)  # a CLI frame over the bound: the page gets it, it is not cut
     assert not sink.closed and sink.take() == ([b"x" * 25], None)
+
+
+def test_the_three_copies_of_a_reply_larger_than_the_bound_reach_a_page_that_keeps_reading():
+    # Claude Code writes a long reply's text three times back to back: its delta, its assistant
+    # message, its result. The page reads them all; none of them cuts it.
+    sink = SocketSink(limit_bytes=10)
+    for copy in (b"d" * 25, b"a" * 25, b"r" * 25):
+        sink.push(copy)
+    assert not sink.closed and sink.queued_bytes == 75
+    assert sink.take() == ([b"d" * 25, b"a" * 25, b"r" * 25], None)
+
+
+def test_a_page_that_stopped_reading_is_still_cut_past_three_of_its_largest_messages():
+    sink = SocketSink(limit_bytes=10)
+    for _ in range(3):
+        sink.push(b"x" * 25)
+    sink.push(b"y")  # 76 bytes waiting: more than three of the largest
+    assert sink.closed and sink.take() == ([], (1013, "client too slow; reconnect for a snapshot"))
+
+
+def test_once_a_page_caught_up_the_plain_bound_holds_again():
+    sink = SocketSink(limit_bytes=10)
+    sink.push(b"x" * 25)
+    assert sink.take() == ([b"x" * 25], None)  # caught up
+    sink.push_many([b"123", b"456", b"789"])
+    sink.push(b"ab")  # 11 small bytes waiting: too slow, the large message long gone
+    assert sink.closed
 
 
 def test_push_many_is_all_or_nothing_against_the_limit():
