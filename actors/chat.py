@@ -225,6 +225,10 @@ class Chat(pykka.ThreadingActor):
 
     def close(self, code: int = 1000) -> dict:
         """Closes the session (1000: on request, 1001: the daemon stops) and ends its CLI."""
+        if code != 1001:
+            # Closed on request: a take-up owed after a usage limit is cancelled, or it would
+            # open the session again by itself. The daemon stopping keeps it for the next start.
+            self._lapse_limit_resume()
         if self._open:
             self._open = False
             self.link.fail_sends("the session was closed before the CLI took the message")
@@ -524,6 +528,7 @@ class Chat(pykka.ThreadingActor):
 
     def kill(self) -> dict:
         self._revoke_agent_token()
+        self._lapse_limit_resume()
         self._drop_visuals()
         self.durable.remove()  # from here nothing of this chat reaches the disk again
         self.close(1000)

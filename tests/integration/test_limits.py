@@ -123,6 +123,28 @@ def test_turning_resume_off_for_a_chat_lapses_the_take_up(oauth, resuming, daemo
         daemon.stop()
 
 
+def test_closing_or_killing_a_chat_cancels_its_take_up(oauth, resuming, daemon_env, stack, mock):
+    resets = int(time.time()) + 2
+    mock.add(usage_limit_reply(resets), usage_limit_reply(resets))
+    daemon = start(daemon_env, stack)
+    try:
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
+            assert "resumeAt" in send_into_the_limit(core, "closed", stack)
+            assert "resumeAt" in send_into_the_limit(core, "killed", stack)
+            session = next(s for s in daemon.sessions() if s["chatId"] == "closed")
+            status, _ = daemon.close_session(session["id"])
+            assert status == 200
+            assert "resumeAt" not in info(core, "closed")
+            core.chats.kill("killed")
+            time.sleep(resets + 5 - time.time())  # past the reset and its margin
+            assert len(mock.requests) == 2  # neither chat was taken up
+            assert len(items(core, "closed", "turn")) == 1
+            assert next(s for s in daemon.sessions() if s["chatId"] == "closed")["status"] == "closed"
+    finally:
+        daemon.stop()
+    assert "turn.resume-after-limit" not in daemon.log()
+
+
 def test_claude_an_overloaded_model_whose_retries_ran_out_ends_with_an_overload_limit(daemon, stack, mock):
     mock.add(error_reply(529, "overloaded_error", "Overloaded", times=2))  # the first try and its one retry
     with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
