@@ -28,7 +28,7 @@ import gevent.event
 import pykka
 
 from actors import chatlog
-from actors.cli_link import ACK_TIMEOUT, CORE, CliLink
+from actors.cli_link import ACK_TIMEOUT, CORE, START_DEADLINE, CliLink
 from actors.core import attachments as files
 from actors.core import background, bookmarks, limits
 from actors.core import queue as q
@@ -57,7 +57,8 @@ class Chat(pykka.ThreadingActor):
                  store, clients, registry=None, session_id: str | None = None, runtime_mode: str = "full-access",
                  stored=None, resuming_on=False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
-                 limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None):
+                 limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None,
+                 start_deadline: float = START_DEADLINE):
         super().__init__()
         self._id = chat_id
         self._agent_tokens = agent_tokens  # DEVHOSTD_TOKEN of this chat's CLIs (actors/agent_tokens.py)
@@ -83,10 +84,12 @@ class Chat(pykka.ThreadingActor):
                             command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
                             actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
-                            agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None)
+                            agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None,
+                            start_deadline=start_deadline)
         self._open = open_session  # a Chat-API session is open (not closed)
         self._start_cli = start_cli
         self._error = None  # the last turn's failure, or why the CLI stopped: the session's error
+        self._cli_fault = None  # why devhost is ending the current CLI, when the CLI itself failed
         self._history_broken = False
         self._told_unsaved = False  # the person was told the chat cannot be saved (and not yet that it is)
         self._heartbeat = None
@@ -755,6 +758,7 @@ class Chat(pykka.ThreadingActor):
     # ---- what the link tells (LinkOwner) -------------------------------------------------------
 
     def link_started(self) -> None:
+        self._cli_fault = None
         self.durable.new_process()  # its reported cost starts from what the chat cost so far
         self.durable.emit(self.durable.thread.set_info(running=True))  # info.running: whether a process lives
 
@@ -854,12 +858,20 @@ class Chat(pykka.ThreadingActor):
 
     def link_start_failed(self, message: str) -> None:
         self._log("error", kind="startup", error=message)
-        self._error = message
         self.link.starting = False
+        self._end_faulty_cli(message)
+
+    def _end_faulty_cli(self, reason: str) -> None:
+        """The CLI cannot go on (it never got ready): every
+        send is answered with ``reason`` and the CLI is ended; its exit then reads as one (the
+        session ``error`` with this reason, the turn failed) and the next message starts the CLI
+        again on its own conversation. The first fault is the one said."""
+        self._cli_fault = self._cli_fault or reason
+        self._error = self._cli_fault
         self.link.turn_active = False
-        self.link.fail_sends(message)
+        self.link.fail_sends(reason)
         if self.link.running:
-            self.link.cli.terminate()  # the next message starts the CLI again
+            self.link.cli.terminate()
 
     # ---- events from the CLI (told by CliProcess) ----------------------------------------------
 
@@ -926,8 +938,12 @@ class Chat(pykka.ThreadingActor):
             self._after_close()
             self._release_if_idle()
             return
-        reason = exit_reason(self._harness.LABEL, code, stderr_tail)
-        self._log("error", kind="process", error=reason)
+        # Ended by devhost for a fault of its own (logged then): that fault says why, its exit
+        # says only the signal that ended it.
+        fault, self._cli_fault = self._cli_fault, None
+        reason = fault or exit_reason(self._harness.LABEL, code, stderr_tail)
+        if fault is None:
+            self._log("error", kind="process", error=reason)
         self.link.fail_sends(reason)
         if not self._history_broken:
             self._error = reason  # the next message starts the CLI again on its own conversation
@@ -970,6 +986,13 @@ class Chat(pykka.ThreadingActor):
             return
         self.link.expire(request_id)
         self._publish_state()
+
+    @guarded
+    def on_start_deadline(self, generation: int) -> None:
+        if self.link.start_overdue(generation):
+            self.link_start_failed(f"{self._harness.LABEL} did not get ready within {self.link.start_deadline:g} s "
+                                   "of starting, so devhost ended it; send again to start it anew")
+            self._publish_state()
 
     @guarded
     def on_ack_timeout(self, message_id: str) -> None:

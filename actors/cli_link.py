@@ -31,6 +31,9 @@ from actors.session_rules import compose_message
 from actors.tell import tell
 
 ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
+# Seconds a new CLI has to get ready (its handshake, and Codex's thread): one watchdog for every
+# harness, so a CLI that never answers cannot leave its session "starting" for ever.
+START_DEADLINE = 60.0
 CLI_STOP_WAIT = 10.0  # seconds a stopping chat waits for a CLI's tree to end (SIGTERM, then SIGKILL)
 CORE = "core"  # the origin of what the chat core sends
 
@@ -59,7 +62,8 @@ class InFlight:
 class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
-                 log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None):
+                 log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None,
+                 start_deadline: float = START_DEADLINE):
         self._chat_id = chat_id
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
@@ -73,6 +77,7 @@ class CliLink:
         self._actor_ref = actor_ref
         self._owner = owner
         self._ack_timeout = ack_timeout
+        self.start_deadline = start_deadline
         self.model_in_use = None
         self._model_before_change = model
         self.driver = None
@@ -126,6 +131,11 @@ class CliLink:
         self.cli = self._cli_ref.proxy()
         self._owner.link_started()
         self.write(self.driver.start_frames())
+        spawn_later_logged(self.start_deadline, tell, self._actor_ref, "on_start_deadline", self.generation)
+
+    def start_overdue(self, generation: int) -> bool:
+        """True when the process of ``generation`` is still the current one and still not ready."""
+        return generation == self.generation and self.starting and self.cli is not None
 
     def _agent_env(self) -> dict[str, str]:
         """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd

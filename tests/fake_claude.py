@@ -18,6 +18,8 @@ id). What it reads, and what it answers, in the recorded frames' own shapes and 
   - anything else: the recorded streamed reply, its text replaced by "echo: <text>";
 - a ``control_response``: the answer to the pending ``can_use_tool``.
 
+With ``--never-ready`` it reads everything and answers nothing (``initialize`` included).
+
 Every frame carries this process's session id and fresh uuids; ``command_uuid`` is the message's.
 """
 from __future__ import annotations
@@ -208,6 +210,8 @@ def main(argv: list[str]) -> int:
     fake = FakeClaude(resume or str(uuid.uuid4()))
     for line in sys.stdin:
         line = line.strip()
+        if "--never-ready" in argv:
+            continue
         if line and not fake.read(json.loads(line)):
             return 0
     return 0

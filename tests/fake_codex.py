@@ -13,6 +13,8 @@ recorded writing (tests/fixtures/codex-frames/), keyed on the JSON-RPC requests 
 - ``turn/steer`` -> the recorded answer, and the steered text joins the running turn;
 - ``turn/interrupt`` -> ``{}`` and the turn completes ``interrupted``;
 - any other request -> the JSON-RPC error the real server gives an unknown method.
+
+With ``--never-ready`` it reads everything and answers nothing (``initialize`` included).
 """
 from __future__ import annotations
 
@@ -164,7 +166,7 @@ def main() -> int:
     fake = FakeCodex()
     for line in sys.stdin:
         line = line.strip()
-        if line:
+        if line and "--never-ready" not in sys.argv:
             fake.read(json.loads(line))
     return 0
 

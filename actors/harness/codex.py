@@ -33,7 +33,6 @@ ANSWERABLE_REQUESTS = ("item/commandExecution/requestApproval", "item/fileChange
                        "item/permissions/requestApproval", "item/tool/requestUserInput")
 APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
-START_DEADLINE = 60.0
 
 
 def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None) -> list[str]:
@@ -349,7 +348,8 @@ class CodexDriver:
                 start = self._call("thread/start", params)
             if self._model:
                 start["params"]["model"] = self._model
-            return [fx.Write(tuple(follow + [start])), self._deadline(start, START_DEADLINE)]
+            # Its answer is waited on by the link's start watchdog (actors/cli_link.py), as every step of the start.
+            return [fx.Write(tuple(follow + [start]))]
         if method in ("thread/start", "thread/resume"):
             return self._thread_ready(method, result, error, message)
         if method == "turn/start":
@@ -382,7 +382,7 @@ class CodexDriver:
                 start = self._call("thread/start", {"cwd": self._cwd, **({"model": self._model} if self._model else {})})
                 return [fx.ControlFailed("Codex had not saved that conversation (it never ran a turn); "
                                          "a new conversation was started and your message goes there"),
-                        fx.Write((start,)), self._deadline(start, START_DEADLINE)]
+                        fx.Write((start,))]
             return self._start_failed(f"Codex could not open the conversation: {message}")
         thread = result.get("thread") or {}
         self.thread_id = thread.get("id") or self.thread_id
@@ -439,8 +439,6 @@ class CodexDriver:
             self._turn_requested = False
             # The message may or may not have arrived: the send reads "unconfirmed", never resent.
             found.append(fx.Delivery(context["message_id"], "unconfirmed"))
-        elif method in ("initialize", "thread/start", "thread/resume"):
-            found.append(fx.StartFailed(f"Codex did not answer {method} in time"))
         return found
 
 

@@ -67,10 +67,10 @@ def runtime(tmp_path):
     """Starts registries over one data folder; ends every chat (and CLI) after the test."""
     started = []
 
-    def start(**options):
+    def start(chat_options: dict | None = None, **options):
         clients = CoreClients()
         ref = Registry.start(str(tmp_path / "chats"), clients, commands=lambda: {"claude-code": FAKE, "codex": FAKE_CODEX},
-                             chat_options={"ack_timeout": 0.5}, **options)
+                             chat_options={"ack_timeout": 0.5, **(chat_options or {})}, **options)
         started.append(ref)
         return ref.proxy()
 
@@ -85,10 +85,10 @@ def stop(registry) -> None:
     registry.actor_ref.stop(timeout=ASK)
 
 
-def session(registry, tmp_path, harness: str = "claude-code"):
+def session(registry, tmp_path, harness: str = "claude-code", flags: tuple[str, ...] = ()):
     folder = tmp_path / "project"
     folder.mkdir(exist_ok=True)
-    command = FAKE if harness == "claude-code" else FAKE_CODEX
+    command = (*(FAKE if harness == "claude-code" else FAKE_CODEX), *flags)
     record = registry.create_session(harness, str(folder), command, None, None).get(timeout=ASK)
     chat, _ = registry.session(record["id"]).get(timeout=ASK)
     return record, chat
