@@ -26,6 +26,7 @@ from actors.tell import tell
 
 STDERR_TAIL_BYTES = 4096
 READ_BYTES = 64 * 1024  # one read of stdout: every complete line in it goes up as one batch
+EXIT_GRACE = 0.25  # seconds a CLI whose stdin broke has to exit on its own (its exit says more)
 _PR_SET_PDEATHSIG = 1
 
 
@@ -48,7 +49,7 @@ class CliProcess(pykka.ThreadingActor):
                  agent_env: dict[str, str] | None = None, session_id: str = ""):
         super().__init__()
         self._agent_env = agent_env or {}
-        self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_write_failed
+        self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_failed
         self._generation = generation
         self._argv = argv
         self._cwd = cwd
@@ -62,6 +63,7 @@ class CliProcess(pykka.ThreadingActor):
         self._pumps = []
         self._outgoing = gevent.queue.Queue()
         self._writer = None
+        self._stdin_broken = False
 
     def on_start(self) -> None:
         env = {name: value for name, value in os.environ.items() if name not in HIDDEN_FROM_CLI}
@@ -86,8 +88,8 @@ class CliProcess(pykka.ThreadingActor):
 
     @guarded
     def write(self, frames: list[dict]) -> None:
-        if self._proc is None or self._terminating:
-            self._tell_owner("on_cli_write_failed", f"{self._label} is not running")
+        if self._proc is None or self._terminating or self._stdin_broken:
+            self._tell_owner("on_cli_failed", "process", f"{self._label} is not running")
             return
         # Queued for the writer greenlet: a CLI that stops reading stdin (a large image, a busy
         # CLI) must not hold this actor, or a terminate told after it would wait behind the write.
@@ -101,8 +103,14 @@ class CliProcess(pykka.ThreadingActor):
                 self._proc.stdin.write(data)
                 self._proc.stdin.flush()
             except (OSError, ValueError) as exc:
-                if not self._terminating:
-                    self._tell_owner("on_cli_write_failed", f"could not write to {self._label}: {exc}")
+                self._stdin_broken = True
+                try:
+                    self._proc.wait(timeout=EXIT_GRACE)
+                except subprocess.TimeoutExpired:
+                    # Alive but no longer reading: nothing written to it can arrive any more.
+                    if not self._terminating:
+                        self._tell_owner("on_cli_failed", "process", f"could not write to {self._label}: {exc}")
+                # (A CLI that exited on its own broke its stdin: its exit is reported, with why.)
                 return
 
     @guarded

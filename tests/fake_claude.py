@@ -15,6 +15,7 @@ id). What it reads, and what it answers, in the recorded frames' own shapes and 
   - ``hang ...``: starts and never ends, until an interrupt;
   - ``silent ...``: no lifecycle frame and no turn at all (an acknowledgement that never comes);
   - ``die ...``: says something on stderr and exits 1;
+  - ``deaf ...``: starts a turn, then closes its stdin and stays alive (it reads nothing more);
   - anything else: the recorded streamed reply, its text replaced by "echo: <text>";
 - a ``control_response``: the answer to the pending ``can_use_tool``.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -130,6 +132,11 @@ class FakeClaude:
             sys.stderr.write("fake claude: asked to die\n")
             sys.stderr.flush()
             os._exit(1)
+        if text.startswith("deaf"):
+            os.close(0)  # before it says anything: whatever devhost writes after that fails
+            self.lifecycle(message_id, "queued")
+            self.lifecycle(message_id, "started")
+            wait_to_be_ended()
         self.lifecycle(message_id, "queued")
         self.waiting.append((message_id, text))
         if self.turn is None:
@@ -203,6 +210,11 @@ class FakeClaude:
         self.lifecycle(message_id, state)
         self.turn = None
         self.next_turn()
+
+
+def wait_to_be_ended() -> None:
+    while True:
+        time.sleep(3600)
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 """A CLI that fails while devhost drives it is ended, and says why, on the fake CLIs
 (tests/fake_claude.py, tests/fake_codex.py) under the real Registry and Chat actors.
 
-One that never gets ready: every send waiting on it is answered with an error at once (never
+Whether it never gets ready or stops reading its stdin: every send waiting on it is answered with an error at once (never
 "unconfirmed" after the acknowledgement's wait), its process ends, the session reads ``error``
 with the reason, the turn fails, and the next message starts the CLI again, as after an exit.
 """
@@ -39,3 +39,21 @@ def test_a_cli_that_never_answers_its_start_is_ended_after_the_start_deadline(ru
     assert f"did not get ready within {START_WAIT:g} s" in error_state(sink)["error"]
     wait_until(lambda: not tagged_processes(record["chatId"]), timeout=20, what="the CLI ended")
     assert chat.record().get(timeout=5)["status"] == "error"
+
+
+def test_a_cli_that_stops_reading_its_stdin_is_ended_and_the_next_message_starts_it_again(runtime, tmp_path):
+    registry = runtime(chat_options={"ack_timeout": ACK_WAIT})
+    record, chat = session(registry, tmp_path)
+    subscriber, sink = attach(chat)
+    send(chat, subscriber, "deaf from here")
+    sink.wait_for(lambda f: f["type"] == "state" and f["session"]["status"] == "running", "the running turn")
+    unheard = send(chat, subscriber, "are you there")
+    assert "could not write to Claude Code" in result_of(sink, unheard)["error"]
+    state = error_state(sink)
+    assert "could not write to Claude Code" in state["error"] and "devhost ended it" in state["error"]
+    wait_until(lambda: not tagged_processes(record["chatId"]), timeout=20, what="the deaf CLI ended")
+    wait_until(lambda: not chat.info().get(timeout=5)["running"], timeout=20, what="its exit told")
+    send(chat, subscriber, "again")
+    result_event(sink, "echo: again")
+    assert [t["state"] for t in items(chat, "turn")][-1] == "done"
+    assert any("could not write to Claude Code" in (n.get("text") or "") for n in items(chat, "note"))
