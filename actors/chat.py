@@ -862,7 +862,7 @@ class Chat(pykka.ThreadingActor):
         self._end_faulty_cli(message)
 
     def _end_faulty_cli(self, reason: str) -> None:
-        """The CLI cannot go on (it never got ready, or stopped reading): every
+        """The CLI cannot go on (it never got ready, stopped reading, broke its protocol): every
         send is answered with ``reason`` and the CLI is ended; its exit then reads as one (the
         session ``error`` with this reason, the turn failed) and the next message starts the CLI
         again on its own conversation. The first fault is the one said."""
@@ -922,7 +922,7 @@ class Chat(pykka.ThreadingActor):
 
     @guarded
     def on_cli_failed(self, generation: int, kind: str, reason: str) -> None:
-        """Its CLI process failed while running (a write to it): it is ended."""
+        """Its CLI process failed while running (a write to it, or a line from it): it is ended."""
         if generation != self.link.generation:
             return
         self._log("error", kind=kind, error=reason)

@@ -26,6 +26,11 @@ from actors.tell import tell
 
 STDERR_TAIL_BYTES = 4096
 READ_BYTES = 64 * 1024  # one read of stdout: every complete line in it goes up as one batch
+# The longest stdout line taken (one frame: a reply, a tool's output, an image read). A longer
+# one is not dropped but ends the CLI with an error: a lost frame could be a result or a
+# request the turn then waits on for ever, and the stream has no way to skip to the next frame.
+# 64 MiB is four times a page's largest message, as much as devhost resumes of a transcript.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 EXIT_GRACE = 0.25  # seconds a CLI whose stdin broke has to exit on its own (its exit says more)
 _PR_SET_PDEATHSIG = 1
 
@@ -129,7 +134,16 @@ class CliProcess(pykka.ThreadingActor):
 
     def _pump_stdout(self):
         read = self._proc.stdout.read1 if hasattr(self._proc.stdout, "read1") else self._proc.stdout.read
-        for batch in read_line_batches(lambda: read(READ_BYTES)):
+        try:
+            self._pump_batches(lambda: read(READ_BYTES))
+        except LineTooLong as exc:
+            daemon_log(f"{self._label} pid {self._proc.pid} wrote {exc} bytes to stdout without a line break")
+            self._tell_owner("on_cli_failed", "protocol",
+                             f"{self._label} wrote a line longer than {MAX_LINE_BYTES >> 20} MiB, more than devhost "
+                             "reads as one frame")
+
+    def _pump_batches(self, read) -> None:
+        for batch in read_line_batches(read, MAX_LINE_BYTES):
             frames = []
             for raw, frame in zip(batch, decode_lines(batch)):
                 if frame is None:
@@ -188,13 +202,18 @@ class CliProcess(pykka.ThreadingActor):
             proctree.terminate(self._proc, self._tag)
 
 
-def read_line_batches(read):
+class LineTooLong(Exception):
+    """A line grew past the bound without its line break; the exception's text is its size so far."""
+
+
+def read_line_batches(read, max_line: int = MAX_LINE_BYTES):
     """Yields, for each read that completes lines, the list of those lines (stripped, none empty).
 
     ``read()`` returns what the pipe has now (b"" at its end). A line longer than one read is
     gathered over several, and each byte is searched a bounded number of times, however the
     output is cut into reads. What follows the last
     line break waits for the next read; a last line without one is yielded at the end.
+    LineTooLong once a line is over ``max_line`` bytes and still not ended (memory stays bounded).
     """
     pending = bytearray()
     while True:
@@ -205,6 +224,8 @@ def read_line_batches(read):
         pending += data
         cut = pending.rfind(b"\n", start)
         if cut < 0:
+            if len(pending) > max_line:
+                raise LineTooLong(len(pending))
             continue
         lines = [line for line in bytes(pending[:cut]).split(b"\n") if line.strip()]
         del pending[:cut + 1]

@@ -16,6 +16,7 @@ id). What it reads, and what it answers, in the recorded frames' own shapes and 
   - ``silent ...``: no lifecycle frame and no turn at all (an acknowledgement that never comes);
   - ``die ...``: says something on stderr and exits 1;
   - ``deaf ...``: starts a turn, then closes its stdin and stays alive (it reads nothing more);
+  - ``flood ...``: writes ``FLOOD_BYTES`` to stdout without a line break, then waits;
   - anything else: the recorded streamed reply, its text replaced by "echo: <text>";
 - a ``control_response``: the answer to the pending ``can_use_tool``.
 
@@ -33,6 +34,7 @@ import uuid
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-frames"
+FLOOD_BYTES = 65 * 1024 * 1024  # past the longest line devhostd reads (actors/cli_process.py)
 
 
 def recorded(name: str) -> list[dict]:
@@ -136,6 +138,10 @@ class FakeClaude:
             os.close(0)  # before it says anything: whatever devhost writes after that fails
             self.lifecycle(message_id, "queued")
             self.lifecycle(message_id, "started")
+            wait_to_be_ended()
+        if text.startswith("flood"):
+            sys.stdout.buffer.write(b"x" * FLOOD_BYTES)
+            sys.stdout.flush()
             wait_to_be_ended()
         self.lifecycle(message_id, "queued")
         self.waiting.append((message_id, text))

@@ -7,7 +7,9 @@ the output falls into reads.
 import json
 import random
 
-from actors.cli_process import _decode, decode_lines, read_line_batches
+import pytest
+
+from actors.cli_process import LineTooLong, _decode, decode_lines, read_line_batches
 
 
 def reads_of(chunks):
@@ -36,6 +38,21 @@ def test_a_line_longer_than_many_reads_is_gathered():
     line = b'{"big":"' + b"y" * 200_000 + b'"}'
     chunks = [line[i:i + 4096] for i in range(0, len(line), 4096)] + [b"\n"]
     assert list(read_line_batches(reads_of(chunks))) == [[line]]
+
+
+def test_a_line_still_unended_past_the_bound_stops_the_reading_with_its_size():
+    chunks = [b'{"a":1}\n{"big":"', *[b"z" * 4096] * 3]  # 12 KiB and more of one line, no line break
+    batches = read_line_batches(reads_of(chunks), max_line=10_000)
+    assert next(batches) == [b'{"a":1}']  # what came before it still goes up
+    with pytest.raises(LineTooLong) as raised:
+        next(batches)
+    assert int(str(raised.value)) == 8 + 3 * 4096
+
+
+def test_a_line_up_to_the_bound_is_read_whole():
+    line = b'{"big":"' + b"y" * 9_000 + b'"}'
+    chunks = [line[i:i + 4096] for i in range(0, len(line), 4096)] + [b"\n"]
+    assert list(read_line_batches(reads_of(chunks), max_line=10_000)) == [[line]]
 
 
 def test_blank_lines_and_carriage_returns_are_no_frames_and_a_last_unterminated_line_counts():
