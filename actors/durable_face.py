@@ -18,6 +18,7 @@ import time
 
 from actors import chatlog
 from actors.core import queue as q
+from actors.core.cuts import collapsed, first_line
 from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.projector import PROJECTORS
@@ -482,10 +483,11 @@ TITLE_CHARS = 80
 def suggested_title(text: str) -> str | None:
     """A chat's name from its first message: its first line, without the page context a
     screenshot adds, cut on a word at TITLE_CHARS."""
-    own = text.split("\n\n[Page context]\n", 1)[0]
+    context = text.find("\n\n[Page context]\n")
+    own = text if context < 0 else text[:context]
     if own.startswith("[Page context]\n"):
         own = ""
-    line = " ".join(own.strip().split("\n", 1)[0].split())
+    line = collapsed(first_line(own.strip()), TITLE_CHARS)
     if not line:
         return None
     if len(line) <= TITLE_CHARS:

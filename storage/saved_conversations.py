@@ -19,6 +19,7 @@ import re
 from datetime import datetime
 from glob import glob
 
+from actors.core.cuts import collapsed, first_line
 from actors.core.projector import ClaudeProjector
 from actors.core.thread import Thread, new_info
 from storage.cli_files import claude_dir, claude_transcripts, codex_dir, codex_rollouts, slug
@@ -73,7 +74,7 @@ def _ms(timestamp) -> int | None:
 
 
 def title_of(text: str) -> str:
-    line = " ".join(text.strip().split("\n", 1)[0].split())
+    line = collapsed(first_line(text.strip()), TITLE_CHARS)
     return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 

@@ -7,7 +7,7 @@ name is cut at 120, and an empty name removes it. At most 200 per chat.
 """
 from __future__ import annotations
 
-from actors.core.summaries import clip
+from actors.core.cuts import clip, collapsed
 from actors.errors import ChatError
 
 MAX_BOOKMARKS = 200
@@ -21,7 +21,7 @@ def bookmarkable(item: dict | None) -> bool:
 
 
 def excerpt(item: dict) -> str:
-    text = " ".join((item.get("text") or "").split())
+    text = collapsed(item.get("text") or "", EXCERPT_CHARS)
     if not text and item.get("images"):
         text = f"{item['images']} image{'s' if item['images'] != 1 else ''}"
     return clip(text, EXCERPT_CHARS)

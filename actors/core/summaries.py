@@ -8,35 +8,20 @@ lines, a diff 1500 characters or 12 lines, a question 500, a header 100, a choic
 """
 from __future__ import annotations
 
+import re
+from itertools import islice
+
+from actors.core.cuts import clip, first_line, first_lines, over
+
 LIMITS = {"perChat": 8, "subject": 200, "description": 300, "command": 1000, "commandLines": 12,
           "diff": 1500, "diffLines": 12, "question": 500, "header": 100, "choiceDescription": 200}
 SUBJECT_KEYS = ("file_path", "notebook_path", "path", "url", "query", "pattern", "skill", "description")
 FILE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch")
 
 
-def clip(text: str, limit: int, front: bool = False) -> str:
-    """``text`` cut to ``limit`` UTF-16 units with "…" (at the front for a path)."""
-    if _units(text) <= limit:
-        return text
-    keep = limit - 1
-    if front:
-        while _units(text) > keep:
-            text = text[1:]
-        return "…" + text
-    while _units(text) > keep:
-        text = text[:-1]
-    return text + "…"
-
-
-def _units(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
 def _lines(text: str, chars: int, lines: int) -> tuple[str, bool]:
-    kept = text.split("\n")
-    cut = len(kept) > lines
-    text = "\n".join(kept[:lines])
-    if _units(text) > chars:
+    text, cut = first_lines(text, lines)
+    if over(text, chars):
         return clip(text, chars), True
     return text, cut
 
@@ -78,22 +63,35 @@ def approval(item: dict) -> dict:
         subject = next((tool_input[k] for k in SUBJECT_KEYS if isinstance(tool_input.get(k), str) and tool_input[k]),
                        next((v for v in tool_input.values() if isinstance(v, str) and v), None))
         if subject:
-            part["subject"] = clip(subject.split("\n", 1)[0], LIMITS["subject"])
+            part["subject"] = clip(first_line(subject), LIMITS["subject"])
     if isinstance(item.get("description"), str) and item["description"]:
         part["description"] = clip(item["description"], LIMITS["description"])
     return part
 
 
+# A changed line of a diff: removed or added, not a file header ("---", "+++"); empty ones too.
+_CHANGED = re.compile(r"^(?:-(?!--)|\+(?!\+\+)|$).*$", re.M)
+
+
 def _diff(tool_input: dict, changes: list | None) -> str:
-    """Only the removed and added lines of what would change."""
+    """Only the removed and added lines of what would change: the first DIFF_LINES + 1 of them
+    (enough to say it is cut), found without splitting the whole of a large edit."""
+    wanted = LIMITS["diffLines"] + 1
     if changes:
-        text = "\n".join(c.get("diff") or "" for c in changes if isinstance(c, dict))
-        return "\n".join(line for line in text.split("\n") if line[:1] in "-+" and not line.startswith(("---", "+++")))
+        found = (m.group() for c in changes if isinstance(c, dict)
+                 for m in _CHANGED.finditer(c.get("diff") if isinstance(c.get("diff"), str) else ""))
+        return "\n".join(islice(found, wanted))
     removed = tool_input.get("old_string") if isinstance(tool_input.get("old_string"), str) else ""
     added = tool_input.get("new_string") if isinstance(tool_input.get("new_string"), str) else \
         tool_input.get("content") if isinstance(tool_input.get("content"), str) else ""
-    return "\n".join([*("-" + line for line in removed.split("\n") if removed),
-                      *("+" + line for line in added.split("\n") if added)])
+    return "\n".join(islice((*_marked("-", removed, wanted), *_marked("+", added, wanted)), wanted))
+
+
+def _marked(mark: str, text: str, lines: int) -> list[str]:
+    if not text:
+        return []
+    head, _ = first_lines(text, lines)
+    return [mark + line for line in head.split("\n")]
 
 
 def question(item: dict) -> dict:

@@ -11,7 +11,7 @@ import math
 import re
 import secrets
 
-from actors.core.summaries import _units
+from actors.core.cuts import units as _units
 from actors.errors import ChatError
 
 LIMITS = {"title": 200, "minHeight": 80, "maxHeight": 2000, "bytes": 16 * 1024 * 1024, "heights": 24}
