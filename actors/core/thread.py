@@ -49,6 +49,10 @@ class Thread:
         # Text appended to an item since its text was last joined: a long reply streamed as
         # thousands of deltas costs each delta its own length, not the whole text so far.
         self._parts: dict[str, list[str]] = {}
+        # Every approval and question, in order, with its summary once made: info events (a
+        # chat.configure, a cost report) while a request of megabytes waits cost no new summary
+        # and no walk over every item. Storing the item again makes it anew.
+        self._requests: dict[str, dict | None] = {}
         self.failed = False  # a transport failure or a crash mid-turn: status error until the next turn
         for item in items or []:
             self._store(item)
@@ -68,6 +72,7 @@ class Thread:
         self.order.clear()
         self._index.clear()
         self._parts.clear()
+        self._requests.clear()
 
     def has(self, item_id: str) -> bool:
         return item_id in self.items
@@ -79,8 +84,7 @@ class Thread:
                 self.items[joined]["text"] = "".join(parts)
 
     def pending_requests(self) -> list[dict]:
-        return [self.items[i] for i in self.order if self.items[i]["kind"] in ("approval", "question")
-                and self._is_pending(self.items[i])]
+        return [self.items[i] for i in self._requests if self._is_pending(self.items[i])]
 
     @staticmethod
     def _is_pending(item: dict) -> bool:
@@ -101,6 +105,10 @@ class Thread:
             self._index[item["id"]] = len(self.order)
             self.order.append(item["id"])
         self.items[item["id"]] = item
+        if item["kind"] in ("approval", "question"):
+            self._requests[item["id"]] = None
+        else:
+            self._requests.pop(item["id"], None)
         return self._index[item["id"]]
 
     def upsert(self, item: dict) -> list[dict]:
@@ -211,11 +219,17 @@ class Thread:
         return self.refresh_info()
 
     def refresh_info(self) -> list[dict]:
-        self.info["requests"] = [summary(item) for item in self.pending_requests()][:LIMITS["perChat"]]
+        self.info["requests"] = [self._summary(item) for item in self.pending_requests()[:LIMITS["perChat"]]]
         # A chat that cannot be saved reads error (info.storeError says why) until it is saved.
         failed = self.failed or bool(self.info.get("storeError"))
         self.info["status"] = chat_status(pending=bool(self.info["requests"]), busy=self.busy(), failed=failed)
         return [{"type": "info", "info": self.info}]
+
+    def _summary(self, item: dict) -> dict:
+        made = self._requests.get(item["id"])
+        if made is None:
+            made = self._requests[item["id"]] = summary(item)
+        return made
 
     def reset(self) -> list[dict]:
         self._clear()

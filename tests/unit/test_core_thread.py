@@ -289,6 +289,36 @@ def test_the_last_settled_request_brings_the_status_back():
     assert thread.info["requests"] == [] and thread.info["status"] == "running"
 
 
+def test_a_waiting_requests_summary_is_made_once_and_info_events_reuse_it():
+    thread = running(fresh())
+    thread.upsert({**approval("r1"), "input": {"command": "echo " + "y" * 400_000}})
+    [made] = thread.info["requests"]
+    for _ in range(3):
+        thread.set_info(runtimeMode="approval-required")  # what chat.configure does
+    assert thread.info["requests"][0] is made
+
+
+def test_a_request_stored_again_while_it_waits_gets_a_new_summary():
+    thread = running(fresh())
+    thread.upsert(approval("r1"))
+    thread.upsert({**thread.item("approval-r1"), "input": {"command": "ls"}})
+    assert thread.info["requests"][0]["approval"]["command"] == "ls"
+    thread.apply({"type": "item", "item": {**thread.item("approval-r1"), "input": {"command": "pwd"}}})
+    assert thread.refresh_info()[0]["info"]["requests"][0]["approval"]["command"] == "pwd"
+
+
+def test_a_replayed_log_lists_its_pending_requests_in_order():
+    thread = fresh()
+    for event in [{"type": "item", "item": {**approval("r1"), "createdAt": 1}},
+                  {"type": "item", "item": {"id": "n", "kind": "note", "level": "info", "text": "x"}},
+                  {"type": "item", "item": {**question("r2"), "createdAt": 2}},
+                  {"type": "item", "item": {**approval("r1", "allow"), "createdAt": 1}}]:
+        thread.apply(event)
+    assert [i["id"] for i in thread.pending_requests()] == ["question-r2"]
+    thread.apply({"type": "reset", "info": thread.info, "items": []})
+    assert thread.pending_requests() == []
+
+
 # ---- abort_interrupted --------------------------------------------------------------------------
 
 def test_the_not_resumed_prefix_is_the_seeds_words():
