@@ -24,7 +24,7 @@ import gevent.event
 
 from actors import chatlog, proctree
 from actors.cli_process import CliProcess
-from actors.guard import spawn_later_logged, spawn_logged
+from actors.guard import on_threadpool, spawn_later_logged, spawn_logged
 from actors.harness import effects as fx
 from actors.messages import Send, is_lowercase_uuid
 from actors.session_rules import compose_message
@@ -111,7 +111,9 @@ class CliLink:
     def start(self) -> None:
         self.generation += 1
         resume_id = self.native_id
-        if resume_id and self.harness.find_conversation_cwd(resume_id, os.environ) is None:
+        # The CLI's folders are globbed and its file read on the hub's threadpool (file work
+        # never holds the hub); this chat waits, the others go on.
+        if resume_id and on_threadpool(self.harness.find_conversation_cwd, resume_id, os.environ) is None:
             # The CLI died before it saved anything: there is nothing to resume, so the message
             # starts a new conversation rather than fail on a resume the CLI would refuse.
             self._log("session.restart", native=resume_id, note="conversation was never saved; starting a new one")

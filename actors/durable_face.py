@@ -122,7 +122,9 @@ class DurableFace:
         subscriber = self._next_subscriber
         self._attached[subscriber] = sink
         if since is not None and since <= self.seq:
-            lines = [line for line in read_log(self._store.log_path(self.chat_id)) if line["seq"] > since]
+            # Up to a record's size of log, read and parsed on the hub's threadpool. Nothing is
+            # appended meanwhile: this chat's actor waits here.
+            lines = on_threadpool(_log_after, self._store.log_path(self.chat_id), since)
             if [line["seq"] for line in lines] == list(range(since + 1, self.seq + 1)):
                 return {"subscriber": subscriber, "info": self.info, "items": [], "seq": self.seq,
                         "events": [line["event"] for line in lines], "bookmarks": self.bookmarks,
@@ -314,7 +316,8 @@ class DurableFace:
         self.write_record()
         if self.bookmarks:
             self.set_bookmarks([])  # the items they marked are gone
-        self.attachments.remove_chat(self.chat_id)  # and the messages that carried these
+        # And the messages that carried these: up to a folder of files, removed off the hub.
+        on_threadpool(self.attachments.remove_chat, self.chat_id)
 
     # ---- events --------------------------------------------------------------------------------
 
@@ -453,6 +456,9 @@ class DurableFace:
             if timer is not None:
                 timer.kill(block=False)
         self._attached.clear()
+        on_threadpool(self._remove_files)  # a log and a folder of files: off the hub
+
+    def _remove_files(self) -> None:
         self._store.remove(self.chat_id)
         self._bookmark_file.remove(self.chat_id)
         self.attachments.remove_chat(self.chat_id)
@@ -475,6 +481,10 @@ class DurableFace:
     def _tell_attached(self, message) -> None:
         for sink in list(self._attached.values()):
             sink.push(message)
+
+
+def _log_after(path: str, since: int) -> list[dict]:
+    return [line for line in read_log(path) if line["seq"] > since]
 
 
 TITLE_CHARS = 80

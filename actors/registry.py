@@ -17,12 +17,13 @@ import resource
 import secrets
 
 import gevent
+import gevent.event
 import pykka
 
 from actors.chat import Chat
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
-from actors.guard import guarded
+from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
@@ -100,19 +101,50 @@ class Registry(pykka.ThreadingActor):
     # ---- the Chat API: sessions ----------------------------------------------------------------
 
     def create_session(self, harness_id: str, root: str, command: tuple[str, ...], model: str | None,
-                       resume_id: str | None) -> dict:
+                       resume_id: str | None):
+        """A new session's record; for a resume, an AsyncResult of it. The CLI's files (a
+        transcript may be 64 MiB) are read in a greenlet of their own on the hub's threadpool,
+        so neither the hub nor this registry waits for them: other pages are served meanwhile."""
         harness = HARNESSES.get(harness_id)
         if harness is None:
             raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
-        imported = workdir = None
-        if resume_id:
-            chat_id, workdir = self._resumable(harness, root, resume_id)
-            if chat_id is not None:
-                return self._reopen(chat_id)
-            # A conversation devhostd never held: its transcript, from the CLI's own file (read
-            # on the threadpool: file work never holds the hub), becomes the chat's first items.
-            imported = gevent.get_hub().threadpool.apply(
-                transcript_items, (harness.HARNESS_ID, resume_id, self._environment))
+        if not resume_id:
+            return self._new_session(harness, root, command, model, None, None)
+        here = self._holders(harness, root, resume_id)  # what needs no file is refused now
+        answer = gevent.event.AsyncResult()
+        spawn_logged(_read_saved, self.actor_ref, harness, (root, command, model, resume_id), not here,
+                     self._environment, answer)
+        return answer
+
+    @guarded
+    def resume_session(self, harness, request: tuple, saved: tuple, answer: gevent.event.AsyncResult) -> None:
+        """The CLI's files are read (``saved``: see ``_saved``): the session is reopened or made,
+        and ``answer`` says which or why not."""
+        try:
+            answer.set(self._resume(harness, request, *saved))
+        except (ChatError, pykka.Timeout, pykka.ActorDeadError) as exc:
+            answer.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - the page is answered; the bug is logged
+            answer.set_exception(exc)
+            raise
+
+    def _resume(self, harness, request: tuple, cwd: str | None, workdir: str | None, imported: list | None) -> dict:
+        root, command, model, resume_id = request
+        here = self._holders(harness, root, resume_id)  # again: a chat may hold it since
+        if cwd is None:
+            raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
+        if here:
+            return self._reopen(here[0])
+        if not _inside(cwd, root):
+            raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
+                                           "of that project")
+        if imported is None:
+            raise ChatError("conflict", "the session that held that conversation was removed meanwhile; resume it again")
+        # A conversation devhostd never held: its transcript becomes the chat's first items.
+        return self._new_session(harness, root, command, model, resume_id, imported, workdir)
+
+    def _new_session(self, harness, root: str, command: tuple[str, ...], model: str | None, resume_id: str | None,
+                     imported: list | None, workdir: str | None = None) -> dict:
         chat_id = self._new_id()
         ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
@@ -121,10 +153,9 @@ class Registry(pykka.ThreadingActor):
         self._register(chat_id, ref)
         return self._records[chat_id]
 
-    def _resumable(self, harness, root: str, resume_id: str) -> tuple[str | None, str | None]:
-        """(the chat of this folder that holds the CLI's conversation ``resume_id`` (newest first),
-        or None for a conversation no chat holds yet; and for the latter the folder in ``root`` it
-        was begun in, where its CLI runs); refusals say why it cannot be resumed."""
+    def _holders(self, harness, root: str, resume_id: str) -> list[str]:
+        """The chats of this folder that hold the CLI's conversation ``resume_id`` (newest first);
+        refusals say why it cannot be resumed."""
         holders = [chat_id for chat_id in reversed(self._order)
                    if self._infos[chat_id].get("agentSessionId") == resume_id
                    and PROVIDERS.get(self._infos[chat_id].get("provider")) == harness.HARNESS_ID]
@@ -137,13 +168,7 @@ class Registry(pykka.ThreadingActor):
             if record["status"] != "closed":
                 raise ChatError("conflict", f"that conversation is already open in session {record['id']}; "
                                             "attach to it instead")
-        cwd = harness.find_conversation_cwd(resume_id, self._environment)
-        if cwd is None:
-            raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
-        if not here and not _inside(os.path.realpath(cwd) if cwd else "", root):
-            raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
-                                           "of that project")
-        return (here[0], None) if here else (None, resume_folder(cwd, root))
+        return here
 
     def _reopen(self, chat_id: str) -> dict:
         proxy = self._proxy(chat_id)
@@ -289,7 +314,8 @@ class Registry(pykka.ThreadingActor):
 
     def _load(self, chat_id: str, stored=None) -> None:
         try:
-            record, log = stored or self._store.load(chat_id)
+            # Up to tens of MiB of record and log, read and parsed on the hub's threadpool.
+            record, log = stored or on_threadpool(self._store.load, chat_id)
         except ChatUnreadable as exc:
             raise ChatError("chat-unreadable", str(exc)) from None
         info = (record or {}).get("info") or {}
@@ -348,6 +374,29 @@ class Registry(pykka.ThreadingActor):
 
 
 FD_HEADROOM = 24  # a chat and its CLI need this many file descriptors to start, at most
+
+
+def _read_saved(registry, harness, request: tuple, with_items: bool, environment: dict,
+                answer: gevent.event.AsyncResult) -> None:
+    """In a greenlet of its own: the saved conversation's folder (and its transcript, when no
+    chat holds it yet), read on the hub's threadpool, then told to the registry."""
+    try:
+        saved = on_threadpool(_saved, harness, request[0], request[3], with_items, environment)
+    except Exception as exc:  # noqa: BLE001 - an unreadable file is the page's answer, and a bug
+        answer.set_exception(exc)
+        raise
+    tell(registry, "resume_session", harness, request, saved, answer)
+
+
+def _saved(harness, root: str, resume_id: str, with_items: bool,
+           environment: dict) -> tuple[str | None, str | None, list | None]:
+    """(where the conversation ran, realpath'd, or None when it is not saved; the folder in
+    ``root`` its CLI resumes in; its transcript's items, when asked)."""
+    cwd = harness.find_conversation_cwd(resume_id, environment)
+    if cwd is None:
+        return None, None, None
+    return os.path.realpath(cwd) if cwd else "", resume_folder(cwd, root), \
+        transcript_items(harness.HARNESS_ID, resume_id, environment) if with_items else None
 
 
 def _out_of_file_descriptors() -> bool:

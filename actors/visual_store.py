@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 
-import gevent
 import pykka
 
 from actors.core import visuals as rules
 from actors.core.thread import now_ms
 from actors.errors import ChatError
-from actors.guard import guarded
+from actors.guard import guarded, on_threadpool
 from actors.tell import tell
 from storage import sidecars
 from storage.attachments import AttachmentStore, read_file
@@ -48,16 +47,12 @@ class VisualStore(pykka.ThreadingActor):
         maxHeight?, heights?, turnId?; ``turn_id``: the chat's running turn, when none is named)."""
         title, html, max_height, heights = rules.normalize(fields.get("title"), fields.get("html"),
                                                            fields.get("maxHeight"), fields.get("heights"))
-        raw = len(html.encode("utf-8", "surrogatepass"))
-        if raw > rules.LIMITS["bytes"]:
-            raise rules.too_large(raw)
-        page = rules.inject(html).encode("utf-8", "surrogatepass")
-        if len(page) > rules.LIMITS["bytes"]:
-            raise rules.too_large(len(page))
+        # Up to 16 MiB encoded, bootstrapped, written and synced: on the hub's threadpool, so no
+        # other greenlet waits.
+        page = on_threadpool(_page, html)
         turn = fields.get("turnId") if isinstance(fields.get("turnId"), str) and fields.get("turnId") else turn_id
         visual = rules.record(title, max_height, heights, len(page), now_ms(), turn)
-        # Up to 16 MiB written and synced: on the hub's threadpool, so no other greenlet waits.
-        path = gevent.get_hub().threadpool.apply(self._pages.write_page, (chat_id, visual["id"], page))
+        path = on_threadpool(self._pages.write_page, chat_id, visual["id"], page)
         listed = self._lists.load(chat_id) + [visual]
         try:
             self._lists.save(chat_id, listed)
@@ -84,30 +79,42 @@ class VisualStore(pykka.ThreadingActor):
         """A clear or a kill: the list and every page go (the attachments folder is the chat's)."""
         had = self._lists.load(chat_id)
         self._lists.remove(chat_id)
-        for visual in had:
-            try:
-                os.unlink(self._pages.page_path(chat_id, visual.get("id", "")))
-            except (FileNotFoundError, ValueError):
-                pass
+        on_threadpool(self._remove_pages, chat_id, [v.get("id", "") for v in had])
         if had:
             self._announce(chat_id, [])
 
     def copy_chat(self, from_id: str, to_id: str, keep: list[str] | None = None) -> list[dict]:
-        """A fork gets the visuals it keeps (all by default), each page written anew under it."""
+        """A fork gets the visuals it keeps (all by default), each page written anew under it
+        (pages of up to 16 MiB each: read and written on the hub's threadpool)."""
         target = self._lists.load(to_id)
         known = {v.get("id") for v in target}
-        for visual in self._lists.load(from_id):
-            if visual.get("id") in known or (keep is not None and visual.get("id") not in keep):
-                continue
-            try:
-                page = read_file(self._pages.page_path(from_id, visual["id"]))
-            except OSError:
-                continue  # its page is gone: nothing to copy
-            self._pages.write_page(to_id, visual["id"], page)
-            target.append(visual)
+        wanted = [v for v in self._lists.load(from_id)
+                  if v.get("id") not in known and (keep is None or v.get("id") in keep)]
+        copied = set(on_threadpool(self._copy_pages, from_id, to_id, [v["id"] for v in wanted]))
+        target += [v for v in wanted if v["id"] in copied]
         self._lists.save(to_id, target)
         self._announce(to_id, target)
         return target
+
+    def _copy_pages(self, from_id: str, to_id: str, visual_ids: list[str]) -> list[str]:
+        """(On the threadpool.) The ids whose page was there to copy."""
+        copied = []
+        for visual_id in visual_ids:
+            try:
+                page = read_file(self._pages.page_path(from_id, visual_id))
+            except OSError:
+                continue  # its page is gone: nothing to copy
+            self._pages.write_page(to_id, visual_id, page)
+            copied.append(visual_id)
+        return copied
+
+    def _remove_pages(self, chat_id: str, visual_ids: list[str]) -> None:
+        """(On the threadpool.)"""
+        for visual_id in visual_ids:
+            try:
+                os.unlink(self._pages.page_path(chat_id, visual_id))
+            except (FileNotFoundError, ValueError):
+                pass
 
     def page(self, chat_id: str, visual_id: str) -> dict | None:
         """A visual as an attachment: ``{id, name: "<title>.html", mime: "text/html", size, path}``."""
@@ -116,6 +123,17 @@ class VisualStore(pykka.ThreadingActor):
             return None
         return {"id": visual_id, "name": f"{visual['title']}.html", "mime": "text/html", "size": visual["size"],
                 "path": self._pages.page_path(chat_id, visual_id)}
+
+
+def _page(html: str) -> bytes:
+    """The page as kept (bootstrap included), or too large refused (the raw page and the kept one)."""
+    raw = len(html.encode("utf-8", "surrogatepass"))
+    if raw > rules.LIMITS["bytes"]:
+        raise rules.too_large(raw)
+    page = rules.inject(html).encode("utf-8", "surrogatepass")
+    if len(page) > rules.LIMITS["bytes"]:
+        raise rules.too_large(len(page))
+    return page
 
 
 def unknown_chat(chat_id: str) -> ChatError:

@@ -20,6 +20,7 @@ import bottle
 import pykka
 
 import gevent
+import gevent.event
 
 from actors.harness import HARNESSES
 from actors.harness_catalog import executable_for, missing_cli_message
@@ -37,6 +38,7 @@ from web.commands import check_model
 from web.routing import RouteError, resolve_directory
 
 ASK_TIMEOUT = 10.0
+RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
 MODELS_TIMEOUT = 45.0
 MAX_JSON_BODY = 64 * 1024
 _UUID_CHARS = set("0123456789abcdefABCDEF-")
@@ -119,6 +121,14 @@ def _ask(future, timeout: float = ASK_TIMEOUT):
         raise Refusal(404, "that session is gone (it was replaced by its resume)") from None
     except ChatError as exc:
         raise Refusal(HTTP_STATUS.get(exc.code, 400), str(exc)) from None
+
+
+def _waited(result: gevent.event.AsyncResult, timeout: float):
+    """What an actor answered later (an AsyncResult), refused as an ask's answer would be."""
+    result.wait(timeout)
+    if not result.ready():
+        raise Refusal(503, "the daemon is still reading that conversation; try again in a moment")
+    return _ask(result, timeout)
 
 
 @dataclass
@@ -414,6 +424,8 @@ def build_routes(context: Context) -> bottle.Bottle:
             raise Refusal(400, f"harness {harness} is not available: {missing_cli_message(HARNESSES[harness], command)}")
         record = _ask(context.registry.create_session(harness, directory, command, model,
                                                       resume_id.lower() if resume_id else None))
+        if isinstance(record, gevent.event.AsyncResult):
+            record = _waited(record, RESUME_TIMEOUT)  # a resume: the CLI's files are read meanwhile
         return _json(record, 201)
 
     @app.get("/__devhost__/chat/sessions")
