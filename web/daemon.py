@@ -29,7 +29,7 @@ from storage.chat_store import FolderInUse, lock_folder
 from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
-from web import agents, doctor, security, sinks
+from web import agents, doctor, hub_monitor, security, sinks
 from web.auth import CoreAuth
 from web.app import Context, DevhostApp
 from web import pages
@@ -68,19 +68,6 @@ def parse_args(argv):
     return args
 
 
-
-
-def _report_blocked_hub() -> None:
-    """With gevent's monitor on (GEVENT_MONITOR_THREAD_ENABLE), a blocked hub is logged."""
-    import gevent.events
-    from zope.event import subscribers
-
-    def on_event(event):
-        if isinstance(event, gevent.events.EventLoopBlocked):
-            daemon_log(f"warning: the hub was blocked for {event.blocking_time:.2f}s: {' '.join(event.info)[:400]}")
-    subscribers.append(on_event)
-
-
 def main(argv=None) -> int:
     if not gevent.monkey.is_module_patched("threading"):
         print("devhostd: gevent must patch the process before devhostd is imported (run bin/devhostd)",
@@ -106,7 +93,7 @@ def main(argv=None) -> int:
     orphans = proctree.sweep_orphans_of_dead_daemons()
     if orphans:
         daemon_log(f"ended {len(orphans)} processes an earlier devhostd left behind when it was killed")
-    _report_blocked_hub()
+    hub_monitor.install()  # with GEVENT_MONITOR_THREAD_ENABLE: one log line per blocked hub
 
     try:
         core_lock = lock_folder(os.path.join(state_dir, "core"))  # one daemon writes a chats folder at a time
