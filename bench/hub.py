@@ -4,7 +4,7 @@
 
 A real devhostd (bin/devhostd) runs the pinned Claude Code against tests/mock_anthropic.py,
 with gevent's monitor at a 5 ms threshold (web/hub_monitor.py logs each block once, with its
-length). Each operation runs while a probe greenlet asks the control origin for
+length). Each operation runs while a probe process of its own asks the control origin for
 /__devhost__/config.json every 5 ms:
 
 - approval: a 400 KB Bash command pending, three messages queued, chat.configure 20 times;
@@ -55,28 +55,43 @@ MIB = 1 << 20
 BLOCK = re.compile(r"the hub was blocked for ([0-9.]+)s")
 
 
+PROBE = r"""
+import http.client, sys, time
+port, host = int(sys.argv[1]), sys.argv[2]
+while True:
+    started = time.time()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("GET", "/__devhost__/config.json", headers={"Host": host})
+    connection.getresponse().read()
+    connection.close()
+    print(f"{started} {time.time() - started}", flush=True)
+    time.sleep(0.005)
+"""
+
+
 class Probe:
-    """A control-origin GET every 5 ms; each answer's (started, seconds)."""
+    """A control-origin GET every 5 ms from a process of its own (so the bench's own client,
+    reading a 20 MB answer, never delays it); each answer's (started, seconds), wall clock."""
 
     def __init__(self, daemon: Daemon):
-        self._daemon = daemon
+        import subprocess
         self.samples: list[tuple[float, float]] = []
-        self._stop = gevent.event.Event()
-        self._greenlet = gevent.spawn(self._run)
+        self._process = subprocess.Popen([sys.executable, "-c", PROBE, str(daemon.port),
+                                          daemon.control_origin.split("//")[1]], stdout=subprocess.PIPE, text=True)
+        self._greenlet = gevent.spawn(self._read)
 
-    def _run(self) -> None:
-        host = self._daemon.control_origin.split("//")[1]
-        while not self._stop.is_set():
-            started = time.perf_counter()
-            self._daemon.request("GET", "/__devhost__/config.json", host=host)
-            self.samples.append((started, time.perf_counter() - started))
-            self._stop.wait(0.005)
+    def _read(self) -> None:
+        for line in self._process.stdout:
+            started, took = line.split()
+            self.samples.append((float(started), float(took)))
 
     def worst(self, since: float, until: float) -> float:
-        return max((took for at, took in self.samples if since <= at <= until), default=0.0)
+        return max((took for at, took in self.samples if since <= at <= until or since <= at + took <= until),
+                   default=0.0)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._process.kill()
+        self._process.wait()
         self._greenlet.join(timeout=30)
 
 
@@ -88,9 +103,9 @@ class Run:
     def measure(self, name: str, operation) -> None:
         offset = len(self.daemon.log())
         gevent.sleep(0.2)  # the probe has answers from just before
-        started = time.perf_counter()
+        started = time.time()
         operation()
-        ended = time.perf_counter()
+        ended = time.time()
         gevent.sleep(0.2)  # a block ending with the operation is logged once the hub runs again
         blocks = [float(m.group(1)) for m in BLOCK.finditer(self.daemon.log()[offset:])]
         self.rows.append((name, max(blocks, default=0.0), len(blocks), self.probe.worst(started, ended)))
@@ -129,8 +144,10 @@ def main() -> int:
         probe = Probe(daemon)
         try:
             with CoreConnection(daemon.control_origin, timeout=180, token=daemon.core_token) as core:
+                gevent.sleep(1)  # the probe's own start (its imports, a first connection) is no baseline
+                quiet = time.time()
                 gevent.sleep(2)
-                baseline = probe.worst(0, time.perf_counter())
+                baseline = probe.worst(quiet, time.time())
                 run = Run(daemon, probe)
                 _operations(run, core, daemon, mock, root, project, session_id)
         finally:

@@ -467,6 +467,34 @@ def _frame(value) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
+LONG_LIST = 64  # items past which an answer's list is encoded a piece at a time
+PIECE_BYTES = 256 * 1024  # encoded between two chances for other greenlets to run
+_SPLICE = "\u2063devhost-list\u2063"  # stands where a list goes; never in a chat's own data as a whole value
+
+
+def encode_answer(answer: dict) -> bytes:
+    """An answer as JSON. A snapshot's list of items (or a reconnect's events) is encoded an
+    element at a time, other greenlets let run every PIECE_BYTES: one json.dumps of a 20 MB
+    chat holds the hub for over 100 ms, and a C call cannot be moved off the hub by a thread
+    (it keeps the GIL throughout)."""
+    result = answer.get("result")
+    key = next((k for k in ("items", "events") if isinstance(result, dict) and isinstance(result.get(k), list)
+                and len(result[k]) > LONG_LIST), None)
+    if key is None:
+        return _frame(answer)
+    head, tail = _frame({**answer, "result": {**result, key: _SPLICE}}).split(_frame(_SPLICE), 1)
+    pieces, size = [head, b"["], 0
+    for n, element in enumerate(result[key]):
+        piece = _frame(element)
+        pieces.append(b"," + piece if n else piece)
+        size += len(piece)
+        if size >= PIECE_BYTES:
+            size = 0
+            gevent.sleep(0)
+    pieces += [b"]", tail]
+    return b"".join(pieces)
+
+
 VISUAL_WAIT = 30.0  # seconds for writing a page of up to 16 MiB
 STEER_WAIT = 20.0  # seconds chat.send waits for the CLI to take a steer up or refuse it
 SUBAGENT_PAGE = 50
@@ -551,9 +579,9 @@ def serve_core_socket(ws, service: CoreService) -> None:
             answer = service.handle(frame, client) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
             if isinstance(answer.get("result"), Later):
-                spawn_logged(lambda later=answer: sink.push(json.dumps(settled(later), separators=(",", ":")).encode()))
+                spawn_logged(lambda later=answer: sink.push(encode_answer(settled(later))))
                 continue
-            sink.push(json.dumps(answer, separators=(",", ":")).encode())
+            sink.push(encode_answer(answer))
     except Exception as exc:  # noqa: BLE001 - a dead socket ends the client, nothing else
         daemon_log(f"core socket ended: {exc!r}")
     finally:
@@ -622,7 +650,8 @@ class CoreExtension:
             answer = self.service.handle(frame, caller=caller) if frame is not None else {
                 "id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
             forbidden = not answer["ok"] and answer["error"]["code"] == "forbidden"
-            return _http(403 if forbidden else 200, settled(answer))
+            return bottle.HTTPResponse(encode_answer(settled(answer)), status=403 if forbidden else 200,
+                                       headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
 
 
 def _http(status: int, body: dict, headers: dict | None = None):
