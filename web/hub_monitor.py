@@ -8,11 +8,19 @@ threadpool worker that touched gevent): such a hub never switches, so it would b
 every period for the daemon's life. So: only the main hub's reports count; the monitor thread
 only notes them (it touches nothing of gevent's, which would make it a hub), and the hub
 writes one line per block once it runs again, when the block's length is known.
+
+gevent's own report renders the tree of every greenlet, in Python, on the monitor thread: with
+a few thousand greenlets that holds the GIL for tens of milliseconds at each report (and a
+threadpool worker's hub, which never switches, is reported every period): the monitor itself
+stalled the hub it watched. ``install`` replaces its look with a cheap one: the main hub only,
+and the blocked thread's innermost frames only.
 """
 from __future__ import annotations
 
 import collections
+import sys
 import time
+import traceback
 
 import gevent
 import gevent.events
@@ -70,5 +78,32 @@ def install() -> HubBlockReports | None:
     from zope.event import subscribers
     gevent.config.print_blocking_reports = False
     reports = HubBlockReports(gevent.get_hub())
+    _look_cheaply(reports._hub)
     subscribers.append(reports.on_event)
     return reports
+
+
+def report(thread_ident: int, active, frame) -> list[str]:
+    """A blocked hub's report in the shape of gevent's own (``where`` reads it): the greenlet,
+    and the innermost frames of the blocked thread's stack."""
+    stack = "".join(traceback.format_stack(frame, limit=2 * STACK_FRAMES)) if frame is not None else ""
+    return [f"{thread_ident} : Greenlet {active!r} appears to be blocked",
+            f"Blocked Stack (for thread id {thread_ident}):", stack]
+
+
+def _look_cheaply(main_hub) -> None:
+    from gevent import _monitor
+    from zope.event import notify
+
+    def monitor_blocking(self, hub):
+        """(In the monitor thread.) As gevent's, but for the main hub only and without the tree."""
+        if hub is not main_hub:
+            return None
+        blocked = self._greenlet_tracer.did_block_hub(hub)
+        if not blocked:
+            return None
+        info = report(hub.thread_ident, blocked[1], sys._current_frames().get(hub.thread_ident))
+        notify(gevent.events.EventLoopBlocked(blocked[1], gevent.config.max_blocking_time, info, hub=hub))
+        return True
+
+    _monitor.PeriodicMonitoringThread.monitor_blocking = monitor_blocking

@@ -3,7 +3,7 @@ import gevent
 import gevent.events
 from gevent import monkey
 
-from web.hub_monitor import HubBlockReports, where
+from web.hub_monitor import HubBlockReports, report, where
 
 REPORT = ["=" * 80, "\n2026-01-01T00:00:00Z : Greenlet <Greenlet at 0x1: work> appears to be blocked",
           "    Reported by <tracer>", "Blocked Stack (for thread id 0x1):",
@@ -52,3 +52,16 @@ def test_a_hub_of_another_thread_is_never_reported():
 
 def test_where_says_so_when_the_report_has_no_stack():
     assert where(["something else"]) == "?: "
+
+
+def test_the_cheap_report_names_the_blocked_greenlet_and_its_innermost_frames():
+    import sys
+
+    class Work:
+        def __repr__(self):
+            return "<Greenlet at 0x2: work>"
+
+    def clip_it():
+        return report(1, Work(), sys._getframe())
+    found = where(clip_it())
+    assert found.startswith("<Greenlet at 0x2: work>: ") and "clip_it" in found
