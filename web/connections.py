@@ -69,9 +69,10 @@ class SameUser:
     def admits(self, sock) -> bool:
         if not self.enforced:
             return True
-        owner = peer_owner.owner_of(sock)
-        if owner is None:
-            owner = peer_owner.owner_from_proc(sock)  # netlink refused (a locked-down sandbox)
+        try:
+            owner = peer_owner.owner_of(sock)
+        except peer_owner.NetlinkRefused:
+            owner = peer_owner.owner_from_proc(sock)  # a locked-down sandbox
         if owner == self.uid:
             return True
         self.refused += 1

@@ -9,9 +9,16 @@ must be read and parsed whole for every connection (``bench/peer_owner.py`` meas
 
 ``owner_of(sock)`` is the peer's uid, or None when it cannot be told (the peer is already
 gone, or this is no Linux): the caller refuses what it cannot tell (``web/websocket.py``).
+A peer whose process has closed its socket already is gone too, though the kernel still
+lists it: a closed socket lingering in FIN_WAIT or TIME_WAIT has no inode any more and is
+reported as uid 0 whoever opened it, so another account's request sent and closed while the
+daemon was busy would pass for root's. Only a socket still held open (an inode) has an owner.
+Where netlink itself is refused, ``owner_of`` raises ``NetlinkRefused`` and ``owner_from_proc``
+is the fallback.
 """
 from __future__ import annotations
 
+import errno
 import ipaddress
 import socket
 import struct
@@ -31,8 +38,13 @@ _SOCKID_TAIL = struct.Struct("=III")
 # struct inet_diag_msg: family, state, timer, retrans, sockid (48 bytes), expires, rqueue,
 # wqueue, uid, inode.
 _UID_OFFSET = 4 + 48 + 12
+_UID_AND_INODE = struct.Struct("=II")
 
 SUPPORTED = sys.platform.startswith("linux")
+
+
+class NetlinkRefused(Exception):
+    """sock_diag cannot be asked here (a locked-down sandbox): /proc/net/tcp is the fallback."""
 
 
 def owner_of(sock: socket.socket) -> int | None:
@@ -80,15 +92,20 @@ def _diag_uid(family: int, src: str, sport: int, dst: str, dport: int) -> int | 
             link.settimeout(1.0)
             link.send(message)
             answer = link.recv(8192)
-    except OSError:
-        return None
+    except OSError as exc:
+        raise NetlinkRefused(str(exc)) from None
     if len(answer) < _HEADER.size:
         return None
     length, kind, _, _, _ = _HEADER.unpack_from(answer)
-    if kind == NLMSG_ERROR or len(answer) < _HEADER.size + _UID_OFFSET + 4:
+    if kind == NLMSG_ERROR:
+        (code,) = struct.unpack_from("=i", answer, _HEADER.size) if len(answer) >= _HEADER.size + 4 else (0,)
+        if -code != errno.ENOENT:
+            raise NetlinkRefused(f"sock_diag answered {errno.errorcode.get(-code, -code)}")
         return None  # no such socket (the peer is gone already)
-    (uid,) = struct.unpack_from("=I", answer, _HEADER.size + _UID_OFFSET)
-    return uid
+    if len(answer) < _HEADER.size + _UID_OFFSET + _UID_AND_INODE.size:
+        return None
+    uid, inode = _UID_AND_INODE.unpack_from(answer, _HEADER.size + _UID_OFFSET)
+    return uid if inode else None  # no inode: closed by its process, its uid no longer told
 
 
 def owner_from_proc(sock: socket.socket) -> int | None:
@@ -106,8 +123,8 @@ def owner_from_proc(sock: socket.socket) -> int | None:
             next(handle, None)
             for line in handle:
                 fields = line.split()
-                if len(fields) > 7 and fields[1] == want_local and fields[2] == want_remote:
-                    return int(fields[7])
+                if len(fields) > 9 and fields[1] == want_local and fields[2] == want_remote:
+                    return int(fields[7]) if fields[9] != "0" else None  # inode 0: closed, as above
     except OSError:
         return None
     return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -92,3 +93,51 @@ def test_another_user_is_refused_on_every_route_and_socket_and_the_person_is_ser
     lines = wait_until(lambda: [line for line in daemon.log().splitlines() if "refused a connection" in line],
                        what="the refusal in the log")
     assert len(lines) == 1 and f"uid {NOBODY}" in lines[0]  # one line, however many connections
+
+
+# Run as the other user: one request sent and the connection closed at once; prints the port
+# the request came from.
+SENT_AND_CLOSED = r"""
+import socket, sys
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+sock.sendall(sys.argv[2].encode())
+print(sock.getsockname()[1])
+sock.close()
+"""
+
+
+def lingering_as_root(port: int, client_port: int) -> bool:
+    """Whether the kernel lists the closed client socket as uid 0 (FIN_WAIT2 or TIME_WAIT, no inode)."""
+    want = f":{client_port:04X}"
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    return any(row[1].endswith(want) and row[2].endswith(f":{port:04X}") and row[3] in ("05", "06")
+               and row[7] == "0" and row[9] == "0" for row in rows)
+
+
+def test_a_request_another_user_sent_and_closed_while_the_daemon_was_busy_is_not_taken_for_roots(daemon):
+    # A closed socket lingers in the kernel as uid 0: sent while the daemon's hub is busy (here:
+    # stopped) and closed before the daemon looks, another account's request must not pass as root's.
+    page = daemon.host()
+    body = json.dumps({"held": True})
+    hold = (f"PUT /__devhost__/reloads HTTP/1.1\r\nHost: {page}\r\nOrigin: http://{page}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}")
+    argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable, "-c",
+            SENT_AND_CLOSED, str(daemon.port), hold]
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd="/")
+        assert run.returncode == 0, run.stderr
+        wait_until(lambda: lingering_as_root(daemon.port, int(run.stdout)), timeout=10,
+                   what="the closed socket listed as uid 0")
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+
+    def held():
+        return daemon.request("GET", "/__devhost__/reloads")[1]["held"]
+
+    def refused():
+        return [line for line in daemon.log().splitlines() if "refused a connection" in line]
+
+    wait_until(lambda: refused() or held(), what="the request refused or taken")
+    assert held() is False and "an owner devhostd could not find" in refused()[0]

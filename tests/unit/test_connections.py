@@ -33,16 +33,22 @@ def test_a_newcomer_over_the_limit_pushes_out_the_longest_waiting():
 
 
 @pytest.fixture(params=[(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")], ids=["ipv4", "ipv6"])
-def accepted(request):
+def pair(request):
+    """An accepted loopback connection and the client end it came from."""
     family, address = request.param
     server = socket.socket(family)
     server.bind((address, 0))
     server.listen()
     client = socket.create_connection((address, server.getsockname()[1]))
     connection, _ = server.accept()
-    yield connection
+    yield connection, client
     for sock in (client, connection, server):
         sock.close()
+
+
+@pytest.fixture
+def accepted(pair):
+    return pair[0]
 
 
 @pytest.mark.skipif(not peer_owner.SUPPORTED, reason="the owner of a peer socket is told on Linux only")
@@ -65,3 +71,24 @@ def test_only_a_connection_of_the_daemons_own_user_is_admitted(accepted):
     assert SameUser().admits(accepted)
     other = SameUser(uid=os.geteuid() + 1)  # as a daemon of another user would see this connection
     assert not other.admits(accepted) and other.refused == 1
+
+
+
+@pytest.mark.skipif(not peer_owner.SUPPORTED, reason="the owner of a peer socket is told on Linux only")
+def test_a_peer_closed_before_the_lookup_has_no_owner_and_is_refused_even_by_roots_daemon(pair):
+    # Its socket lingers (FIN_WAIT, then TIME_WAIT), which the kernel lists as uid 0 whoever
+    # opened it: a root daemon would take another account's sent-and-closed request for its own.
+    connection, client = pair
+    client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+    client.close()
+    assert peer_owner.owner_of(connection) is None and peer_owner.owner_from_proc(connection) is None
+    assert not SameUser().admits(connection) and not SameUser(uid=0).admits(connection)
+
+
+@pytest.mark.skipif(not peer_owner.SUPPORTED, reason="the owner of a peer socket is told on Linux only")
+def test_a_peer_that_only_stopped_sending_is_still_its_owners(pair):
+    connection, client = pair
+    client.sendall(b"GET / HTTP/1.1\r\n\r\n")
+    client.shutdown(socket.SHUT_WR)  # waits for the answer: its socket is open
+    assert peer_owner.owner_of(connection) == os.geteuid() == peer_owner.owner_from_proc(connection)
+    assert SameUser().admits(connection)
