@@ -18,10 +18,12 @@ import os
 import shlex
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from actors.core.visuals import LAYOUT_GUIDE, PAGE_RULES
 from storage import core_token
+from web.security import is_loopback
 
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -70,7 +72,15 @@ def main(argv: list[str], default_state_dir: str) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"devhostd visual: cannot read {args.file}: {exc}", file=sys.stderr)
         return 1
-    token = os.environ.get("DEVHOSTD_TOKEN") or core_token.read(args.state_dir)
+    token = os.environ.get("DEVHOSTD_TOKEN")
+    if token is None:
+        host = urllib.parse.urlsplit(args.url).hostname or ""
+        if host != "localhost" and not is_loopback(host):
+            # The person's secret goes only to a daemon on this machine, whatever the URL says.
+            print(f"devhostd visual: {args.url} is not on this machine: devhostd's secret is sent only to a "
+                  "loopback address", file=sys.stderr)
+            return 1
+        token = core_token.read(args.state_dir)
     if token is None:
         print("devhostd visual: no token to send: run this from an agent that devhostd started (it sets "
               f"DEVHOSTD_TOKEN), or as the person who runs devhostd, whose secret is read from "

@@ -136,3 +136,7 @@ def test_visual_publish_run_by_the_person_sends_the_secret_from_the_state_folder
     run = subprocess.run([*argv, "--state-dir", str(tmp_path / "empty")], env=env, capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 1 and "no token to send" in run.stderr
+    elsewhere = [a if a != daemon.control_origin else "http://192.0.2.1:9" for a in argv]  # never contacted
+    run = subprocess.run([*elsewhere, "--state-dir", str(daemon.state_dir)], env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 1 and "sent only to a loopback address" in run.stderr
