@@ -10,10 +10,18 @@ monkey.patch_all()
 import pykka  # noqa: E402
 import pytest  # noqa: E402
 
+from tests.tiers import mark  # noqa: E402
+
 
 def pytest_addoption(parser):
     parser.addoption("--long", action="store_true",
                      help="the reliability suite's long mode: many more fuzzed requests, frames and cycles")
+
+
+def pytest_collection_modifyitems(items):
+    # peers / vite / browser, from the fixtures each test uses and its folder (tests/tiers.py)
+    for item in items:
+        mark(item)
 
 
 @pytest.fixture(scope="session")

@@ -253,6 +253,7 @@ def openai():
         server.stop()
 
 
+@pytest.mark.peers  # starts both CLIs itself, through no fixture
 def test_real_claude_waiting_on_an_approval_and_codex_working_in_order(scanner, agents, work, home, tmp_path,
                                                                        anthropic, openai):
     require_peers("claude", "codex")

@@ -16,6 +16,7 @@ from storage.history import EventHistory
 from web.chat_socket import encode
 from tests.mock_anthropic import MockAnthropic, text_reply
 from tests.peers import CLAUDE, claude_env, require_peers
+from tests.tiers import needs
 from actors.messages import Send
 
 
@@ -43,6 +44,7 @@ class RecordingSink:
 
 
 @pytest.fixture
+@needs("peers")
 def claude_environment(tmp_path, monkeypatch):
     require_peers("claude")
     mock = MockAnthropic()

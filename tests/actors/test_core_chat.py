@@ -22,6 +22,7 @@ from web.core import encode
 from storage.chat_store import ChatStore, encode_id, read_log
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
 from tests.peers import CLAUDE, claude_env, require_peers
+from tests.tiers import needs
 
 ASK = 30  # seconds an ask may take (a first CLI start included); never asserted
 
@@ -74,6 +75,7 @@ def _short(frame: dict) -> str:
 
 
 @pytest.fixture
+@needs("peers")
 def mock(tmp_path, monkeypatch):
     require_peers("claude")
     server = MockAnthropic()

@@ -10,12 +10,14 @@ import pytest
 
 from actors.harness_catalog import HarnessCatalog
 from tests.peers import CLAUDE, claude_env, require_peers
+from tests.tiers import needs
 
 ASK = 60
 NO_CODEX = ("devhostd-test-no-such-codex",)  # not on PATH: no process, and nothing cached
 
 
 @pytest.fixture
+@needs("peers")
 def cli(tmp_path):
     require_peers("claude")
     wrapper = tmp_path / "claude-wrapper"

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 from tests.browser.panel import Panel
 from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.peers import PEERS_BIN
+from tests.tiers import needs
 from tests.upstream_app import write_routed_manifest
 
 VITE = PEERS_BIN.parent / "vite" / "bin" / "vite.js"
@@ -37,6 +38,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
+@needs("vite")
 def vite_port():
     if not VITE.exists():
         pytest.fail(f"Vite is not installed at {VITE}: run bash tests/peers.sh")

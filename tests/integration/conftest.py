@@ -7,6 +7,7 @@ from tests.integration.daemon import Daemon, processes_with_env, wait_until, wri
 from tests.mock_anthropic import MockAnthropic
 from tests.mock_openai import MockOpenAI
 from tests.peers import claude_env, codex_env, require_peers
+from tests.tiers import needs
 
 
 @pytest.fixture
@@ -33,6 +34,7 @@ def openai():
 
 
 @pytest.fixture
+@needs("peers")
 def daemon_env(tmp_path, stack, mock, openai):
     """One HOME for both CLIs: Claude Code against ``mock``, Codex against ``openai``."""
     require_peers("claude", "codex")
