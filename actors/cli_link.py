@@ -354,7 +354,8 @@ class CliLink:
         if isinstance(effect, fx.RequestClosed):
             kind = self.pending.pop(effect.request_id, None)
             if kind is not None:
-                self._log("request.cancelled", request=effect.request_id, kind=kind, waited=self._waited(effect.request_id))
+                self._log("request.cancelled", request=effect.request_id, kind=kind,
+                          waited=self._waited(effect.request_id))
                 return True
             return False
         if isinstance(effect, fx.ModelInUse):

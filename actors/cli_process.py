@@ -175,7 +175,7 @@ class CliProcess(pykka.ThreadingActor):
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             try:
                 stream.close()
-            except Exception:
+            except Exception:  # noqa: BLE001 - the process has ended; a pipe that fails to close holds nothing
                 pass
         self._report_exit(code, self._stderr_tail.decode("utf-8", "replace"))
 

@@ -124,7 +124,7 @@ class Registry(pykka.ThreadingActor):
             answer.set(self._resume(harness, request, *saved))
         except (ChatError, pykka.Timeout, pykka.ActorDeadError) as exc:
             answer.set_exception(exc)
-        except Exception as exc:  # noqa: BLE001 - the page is answered; the bug is logged
+        except Exception as exc:  # the page is answered; the bug is logged
             answer.set_exception(exc)
             raise
 
@@ -139,7 +139,8 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
                                            "of that project")
         if imported is None:
-            raise ChatError("conflict", "the session that held that conversation was removed meanwhile; resume it again")
+            raise ChatError("conflict",
+                            "the session that held that conversation was removed meanwhile; resume it again")
         # A conversation devhostd never held: its transcript becomes the chat's first items.
         return self._new_session(harness, root, command, model, resume_id, imported, workdir)
 
@@ -205,7 +206,8 @@ class Registry(pykka.ThreadingActor):
         # Only on disk: a session of an earlier run of the daemon, closed (seed: still listed,
         # and resumable).
         info = self._infos[chat_id]
-        record = {"id": chat_id, "chatId": chat_id, "harness": PROVIDERS.get(info.get("provider"), info.get("provider")),
+        record = {"id": chat_id, "chatId": chat_id,
+                  "harness": PROVIDERS.get(info.get("provider"), info.get("provider")),
                   "projectRootPath": info.get("cwd"), "status": "closed",
                   "model": (info.get("selection") or {}).get("model"), "title": info.get("suggestedTitle"),
                   "createdAt": info.get("createdAt")}
@@ -382,7 +384,7 @@ def _read_saved(registry, harness, request: tuple, with_items: bool, environment
     chat holds it yet), read on the hub's threadpool, then told to the registry."""
     try:
         saved = on_threadpool(_saved, harness, request[0], request[3], with_items, environment)
-    except Exception as exc:  # noqa: BLE001 - an unreadable file is the page's answer, and a bug
+    except Exception as exc:  # an unreadable file is the page's answer, and a bug
         answer.set_exception(exc)
         raise
     tell(registry, "resume_session", harness, request, saved, answer)

@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from storage.history import EventHistory  # noqa: E402
+from storage.history import EventHistory
 
 SAMPLE = (b'{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":'
           b'"text_delta","text":"one two three four five six seven eight nine ten"}},"session_id":'

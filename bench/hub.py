@@ -17,8 +17,9 @@ length). Each operation runs while a probe process of its own asks the control o
 Prints, for each, the longest block the monitor saw (0 when none reached 5 ms), how many, and
 the probe's worst latency against its worst in a bare baseline measured first (the ratio).
 Goal: every longest block, and every probe's excess over the bare worst, at most 20 ms (the
-monitor cannot see a block that holds the GIL throughout, such as one long C call). Core requests go through web/core_client.py and page
-requests through tests/integration/daemon.py, as the tests do.
+monitor cannot see a block that holds the GIL throughout, such as one long C call). Core
+requests go through web/core_client.py and page requests through tests/integration/daemon.py,
+as the tests do.
 """
 from __future__ import annotations
 
@@ -165,8 +166,9 @@ def _operations(run: Run, core, daemon: Daemon, mock, root: Path, project: str, 
     core.chats.create("approval", provider="claude", cwd=project)
     core.chats.attach("approval")
     core.chats.send("approval", "run it")
-    request = core.wait_event(lambda e: e["event"] == "chat.status" and e["payload"]["chatId"] == "approval"
-                              and e["payload"]["info"]["requests"], what="the approval")["payload"]["info"]["requests"][0]
+    status = core.wait_event(lambda e: e["event"] == "chat.status" and e["payload"]["chatId"] == "approval"
+                             and e["payload"]["info"]["requests"], what="the approval")
+    request = status["payload"]["info"]["requests"][0]
     for n in range(3):
         core.chats.send("approval", f"then {n}")
     run.measure("approval 400 KB + 3 queued, 20 configures",

@@ -29,8 +29,8 @@ from __future__ import annotations
 from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,  # noqa: I001
                       machine_line, run_sinks, send_message, stop_on_sigterm)
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
+import argparse
+import sys
 
 
 def percentile(values: list[int], fraction: float) -> int:

@@ -35,9 +35,9 @@ from __future__ import annotations
 from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,  # noqa: I001
                       machine_line, run_sinks, send_message, stop_on_sigterm)
 
-import sys  # noqa: E402
-import time  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
+import sys
+import time
+from dataclasses import dataclass
 
 DEFAULT_COUNTS = (10_000, 100_000, 1_000_000)
 CLIENTS = 10

@@ -108,7 +108,8 @@ def lay_out(root: Path, count: int, size: int, agents: Agents) -> None:
             append_jsonl(path, *tail(harness, cwd, session))
         else:
             agents.fake("opencode", cwd, home)
-            rows = opencode_rows("run-mode-session.db-rows.jsonl", cwd, shift_ms=int(time.time() * 1000) - 1796045547000)
+            rows = opencode_rows("run-mode-session.db-rows.jsonl", cwd,
+                                 shift_ms=int(time.time() * 1000) - 1796045547000)
             for row in rows:
                 for key in ("id", "session_id", "aggregate_id"):
                     if isinstance(row.get(key), str) and row[key].startswith("ses_"):

@@ -21,9 +21,9 @@ from __future__ import annotations
 from _harness import (connect_sinks, devhostd, frames_per_turn, machine_line, open_websocket,  # noqa: I001
                       run_sinks, send_message, stop_on_sigterm)
 
-import struct  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
+import struct
+import sys
+import time
 
 DEFAULT_COUNTS = (1_000, 10_000, 100_000)
 ROUNDS = 3
@@ -33,7 +33,8 @@ DONE = b'"kind":"turn","state":"done"'  # the turn item's end, as the thread soc
 def native(daemon, frames: int) -> tuple[float, int]:
     session = daemon.create_session()
     daemon.wait_idle(session)
-    sinks = connect_sinks(1, daemon.port, daemon.host, daemon.chat_path(session), daemon.origin, frames_per_turn(frames))
+    sinks = connect_sinks(1, daemon.port, daemon.host, daemon.chat_path(session), daemon.origin,
+                          frames_per_turn(frames))
     try:
         seconds = run_sinks(sinks, lambda: send_message(sinks[0].sock), 60 + frames / 1000)
         return seconds, sinks[0].reader.next_sequence - 1

@@ -11,8 +11,8 @@ It runs in gevent greenlets of the test process (as the mock model servers do) a
 - ``/gzip``, ``/deflate``, ``/chunked``, ``/nohead``, ``/brotli``, ``/zstd``: HTML sent compressed,
   chunked, or without a <head>; ``/compress`` (an encoding devhostd does not undo);
   ``/validated`` (HTML with an ETag); ``/status/<code>[/empty]`` (HTML with any status);
-  ``/empty-chunked`` (an HTML answer with no body, chunked); ``/redirect`` (a 302 to the upstream's own address); ``/echo`` (the
-  request, as JSON); ``/events`` (a server-sent event stream); ``/style.css``.
+  ``/empty-chunked`` (an HTML answer with no body, chunked); ``/redirect`` (a 302 to the
+  upstream's own address); ``/echo`` (the request, as JSON); ``/events`` (a server-sent event stream); ``/style.css``.
 Every request is recorded in ``.requests`` as ``(method, path, headers)``.
 """
 from __future__ import annotations
@@ -98,7 +98,8 @@ class UpstreamApp:
         if path == "/gzip":
             return _answer(start_response, "200 OK", "text/html", gzip.compress(PAGE), [("Content-Encoding", "gzip")])
         if path == "/deflate":
-            return _answer(start_response, "200 OK", "text/html", zlib.compress(PAGE), [("Content-Encoding", "deflate")])
+            return _answer(start_response, "200 OK", "text/html", zlib.compress(PAGE),
+                           [("Content-Encoding", "deflate")])
         if path == "/compress":
             return _answer(start_response, "200 OK", "text/html", b"\x1f\x9d\x90not undone here",
                            [("Content-Encoding", "compress")])

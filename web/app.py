@@ -171,8 +171,8 @@ class DevhostApp:
 
     def _allowed_hosts(self):
         manifest = self.context.manifests.current()
-        return security.allowed_hosts(self.context.control_host, [s.host for s in manifest.services] + [VISUALS_HOSTNAME],
-                                      self.context.port)
+        return security.allowed_hosts(self.context.control_host,
+                                      [s.host for s in manifest.services] + [VISUALS_HOSTNAME], self.context.port)
 
     def refusal(self, environ) -> tuple[str, str] | None:
         host = environ.get("HTTP_HOST")
@@ -421,7 +421,8 @@ def build_routes(context: Context) -> bottle.Bottle:
         manifest = context.manifests.current()
         command = manifest.commands.get(harness) or HARNESSES[harness].DEFAULT_COMMAND
         if executable_for(command) is None:
-            raise Refusal(400, f"harness {harness} is not available: {missing_cli_message(HARNESSES[harness], command)}")
+            raise Refusal(400, f"harness {harness} is not available: "
+                               f"{missing_cli_message(HARNESSES[harness], command)}")
         record = _ask(context.registry.create_session(harness, directory, command, model,
                                                       resume_id.lower() if resume_id else None))
         if isinstance(record, gevent.event.AsyncResult):
@@ -521,7 +522,8 @@ def control_page_html(manifest, port: int) -> str:
              "<code>devhost.toml</code> there, or pass <code>--config</code>, to route more)")
     return (f"<!doctype html><html lang=en><meta charset=utf-8>"
             f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{esc(manifest.name)}</title>"
-            f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 3rem auto; padding: 0 1rem\">"
+            f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 3rem auto; "
+            f"padding: 0 1rem\">"
             f"<h1>{esc(manifest.name)}</h1><p>devhostd serves this stack from {where}. Open a page to chat with "
             f"the coding agents in its checkout (the round button in its corner):</p>"
             f"<ul>{''.join(rows)}</ul></body></html>")

@@ -30,7 +30,8 @@ def check_model(model) -> str:
     if not isinstance(model, str):
         raise ValueError("model must be a string (\"\" returns to the CLI's default)")
     if model and (len(model) > MAX_MODEL_ID or not _MODEL.fullmatch(model)):  # `$` alone lets "x\n" pass
-        raise ValueError("model must be a model id such as \"sonnet\" or \"gpt-5-codex\" (letters, digits, . _ : / @ [ ] -)")
+        raise ValueError("model must be a model id such as \"sonnet\" or \"gpt-5-codex\" "
+                         "(letters, digits, . _ : / @ [ ] -)")
     return model
 
 

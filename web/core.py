@@ -109,7 +109,8 @@ class CoreService:
         except ChatError as exc:
             return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
         except pykka.Timeout:
-            return {"id": request_id, "ok": False, "error": {"code": "internal", "message": "the chat is busy; try again"}}
+            return {"id": request_id, "ok": False,
+                    "error": {"code": "internal", "message": "the chat is busy; try again"}}
         except OSError as exc:
             if not write_failure.is_full(exc):
                 return _bug(frame, request_id, exc)
@@ -566,8 +567,9 @@ def serve_core_socket(ws, service: CoreService) -> None:
                 message = ws.receive()
             except MessageTooBig:
                 sink.push(json.dumps({"id": None, "ok": False, "error": {
-                    "code": "bad-request", "message": f"a frame over {MAX_MESSAGE_BYTES >> 20} MiB was refused; a request "
-                                                      f"must fit in {MAX_REQUEST_BYTES // 1024} KiB"}}).encode())
+                    "code": "bad-request",
+                    "message": f"a frame over {MAX_MESSAGE_BYTES >> 20} MiB was refused; a request "
+                               f"must fit in {MAX_REQUEST_BYTES // 1024} KiB"}}).encode())
                 sink.close(1009, "message too big")
                 return
             if message is None:

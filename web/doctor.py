@@ -73,8 +73,8 @@ def signed_in(harness_id: str, frames: list[dict], env: dict) -> tuple[str, str]
     its stored login, an API key, or a configured provider whose key is set."""
     if harness_id == "claude-code":
         for frame in frames:
-            response = ((frame.get("response") or {}).get("response") or {}) if frame.get("type") == "control_response" \
-                else {}
+            response = ((frame.get("response") or {}).get("response") or {}) \
+                if frame.get("type") == "control_response" else {}
             account = response.get("account") if isinstance(response, dict) else None
             if isinstance(account, dict):
                 source = next((account[k] for k in ("tokenSource", "apiKeySource")

@@ -10,7 +10,8 @@ from __future__ import annotations
 PAGE_QUERY = [
     {"name": "pageURL", "in": "query", "required": True, "schema": {"type": "string"},
      "description": "the page's own address (a page of the hostname the request is sent to)"},
-    {"name": "chatTarget", "in": "query", "required": True, "schema": {"type": "string", "enum": ["project", "devhost"]}},
+    {"name": "chatTarget", "in": "query", "required": True,
+     "schema": {"type": "string", "enum": ["project", "devhost"]}},
 ]
 ERROR = {"description": "what to change", "content": {"application/json": {"schema": {
     "type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}}}}
@@ -56,7 +57,8 @@ def document() -> dict:
                            *PAGE_QUERY],
             "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/chat/saved": {"get": {"summary": "the CLIs' own saved conversations of the directory",
-                                            "parameters": PAGE_QUERY, "responses": _answers("200", "400", "403", "404")}},
+                                            "parameters": PAGE_QUERY,
+                                            "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/chat/panel": {
             "get": {"summary": "the panel's saved position", "responses": _answers("200", "404")},
             "put": {"summary": "saves the panel's position", "requestBody": POSITION_BODY,

@@ -45,11 +45,13 @@ def add_static_routes(routes: bottle.Bottle, folder: str) -> None:
     @routes.route(f"/__devhost__/static/{folder}/<path:path>", method=["GET", "HEAD"])
     def static(path):
         if "\x00" in path:  # no file has one; realpath would refuse it with an error
-            return bottle.HTTPResponse(json.dumps({"error": f"nothing is served at /__devhost__/static/{folder}/{path!r}"}),
+            return bottle.HTTPResponse(json.dumps({"error": "nothing is served at "
+                                                            f"/__devhost__/static/{folder}/{path!r}"}),
                                        status=404, headers={"Content-Type": "application/json"})
         file = os.path.realpath(os.path.join(root, path))
         if not file.startswith(root + os.sep) or not os.path.isfile(file):
-            return bottle.HTTPResponse(json.dumps({"error": f"nothing is served at /__devhost__/static/{folder}/{path}"}),
+            return bottle.HTTPResponse(json.dumps({"error": "nothing is served at "
+                                                            f"/__devhost__/static/{folder}/{path}"}),
                                        status=404, headers={"Content-Type": "application/json"})
         mimetype = _TYPES.get(os.path.splitext(file)[1], "auto")
         response = bottle.static_file(os.path.relpath(file, root), root=root, mimetype=mimetype, charset="utf-8")

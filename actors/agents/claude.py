@@ -21,7 +21,7 @@ from glob import glob
 from actors.agents import events as ev
 from actors.agents.jsonl import Summary
 from actors.agents.rows import Found
-from storage.cli_files import glob_escape, slug  # noqa: F401 - slug stays this module's name too
+from storage.cli_files import glob_escape, slug  # slug stays this module's name too
 
 HARNESS = "claude-code"
 _END_REASONS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})

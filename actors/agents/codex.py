@@ -184,7 +184,8 @@ class CodexParser:
         if inner == "task_complete":
             return [ev.event("turn_end", ms, role="assistant", text=payload.get("last_agent_message") or "")]
         if inner == "turn_aborted":
-            return [ev.event("turn_end", ms, role="assistant", text=f"turn aborted: {payload.get('reason') or ''}".strip())]
+            return [ev.event("turn_end", ms, role="assistant",
+                             text=f"turn aborted: {payload.get('reason') or ''}".strip())]
         if inner in ("error", "stream_error"):
             return [ev.event("error", ms, text=payload.get("message") or "error", is_error=True)]
         return []

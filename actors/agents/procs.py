@@ -15,7 +15,7 @@ the codex wrapper and its native child into one agent and hides agents started b
 The pure part (``classify``, ``codex_role``, ``top_level``, ``environment``) takes values;
 the reading part (``read_table``, ``inspect``) reads /proc, skips what vanished or what it may
 not read, and yields to the hub every few hundred entries.
-"""
+"""  # noqa: E501 - a table row is one line
 from __future__ import annotations
 
 import os

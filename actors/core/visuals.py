@@ -159,7 +159,7 @@ document.addEventListener("click",function(e){if(!e.isTrusted)return;var a=e.tar
  if(!/^https?:$/.test(url.protocol)||(url.origin===location.origin&&url.pathname===location.pathname&&url.hash))return;
  if(framed){e.preventDefault();window.parent.postMessage({jsonrpc:"2.0",id:next++,method:"ui/open-link",params:{url:url.href}},"*");}
  else{a.target="_blank";a.rel="noopener";}},true);
-})();"""
+})();"""  # noqa: E501 - minified script, served as written
 
 
 def bootstrap(html: str) -> str:

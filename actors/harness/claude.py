@@ -269,7 +269,8 @@ class ClaudeDriver:
         text = frame.get("result")
         if not isinstance(text, str) or not text.strip():
             errors = [e for e in frame.get("errors") or [] if isinstance(e, str)]
-            text = "; ".join(errors) or f"Claude Code turn failed ({reason or frame.get('subtype') or 'no reason given'})"
+            text = "; ".join(errors) or \
+                f"Claude Code turn failed ({reason or frame.get('subtype') or 'no reason given'})"
         return fx.TurnEnded(error=text.strip(), limit=self._limit_of(frame, text.strip()))
 
     def _rate_limit(self, info) -> list:

@@ -262,8 +262,8 @@ class CodexDriver:
         status = "rejected" if utilization is not None and utilization >= 1 else \
             "allowed_warning" if utilization is not None and utilization >= limits.WARNING_UTILIZATION else "allowed"
         return [fx.PlanUsage(tuple(limits.plan_usage(
-            limits.window_name(primary.get("windowDurationMins")), utilization, limits.epoch_ms(primary.get("resetsAt")),
-            status).items()))]
+            limits.window_name(primary.get("windowDurationMins")), utilization,
+            limits.epoch_ms(primary.get("resetsAt")), status).items()))]
 
     def _limit_of(self, info, message: str) -> dict | None:
         """A failed turn's limit: the plan's usage window (usageLimitExceeded, reset from the
@@ -271,7 +271,8 @@ class CodexDriver:
         503 or 529, or an overloaded server)."""
         if info == "usageLimitExceeded":
             limit = {"kind": "usage", "message": message}
-            full = [w for w in self._windows if isinstance(w.get("usedPercent"), (int, float)) and w["usedPercent"] >= 100]
+            full = [w for w in self._windows
+                    if isinstance(w.get("usedPercent"), (int, float)) and w["usedPercent"] >= 100]
             window = (full or self._windows or [None])[0]
             if window and limits.epoch_ms(window.get("resetsAt")) is not None:
                 limit["resetsAt"] = limits.epoch_ms(window["resetsAt"])
@@ -369,9 +370,11 @@ class CodexDriver:
         if method == "thread/compact/start" and error:
             self._turn_requested = False
             return [fx.ControlFailed(f"Codex could not compact the conversation: {message}"),
-                    *([] if self._turn_id else [fx.TurnEnded(error=f"Codex could not compact the conversation: {message}")])]
+                    *([] if self._turn_id
+                      else [fx.TurnEnded(error=f"Codex could not compact the conversation: {message}")])]
         if method == "thread/backgroundTerminals/terminate" and (error or result.get("terminated") is False):
-            return [fx.ControlFailed(f"Codex could not stop the background command: {message if error else 'it had ended'}")]
+            return [fx.ControlFailed("Codex could not stop the background command: "
+                                     f"{message if error else 'it had ended'}")]
         return []
 
     def _thread_ready(self, method: str, result: dict, error, message: str) -> list:
@@ -379,7 +382,8 @@ class CodexDriver:
             if method == "thread/resume" and "no rollout found" in message:
                 # A thread that never ran a turn was never saved: start a fresh one, keep the messages.
                 self._resume_id = None
-                start = self._call("thread/start", {"cwd": self._cwd, **({"model": self._model} if self._model else {})})
+                start = self._call("thread/start",
+                                   {"cwd": self._cwd, **({"model": self._model} if self._model else {})})
                 return [fx.ControlFailed("Codex had not saved that conversation (it never ran a turn); "
                                          "a new conversation was started and your message goes there"),
                         fx.Write((start,))]

@@ -17,8 +17,9 @@ import gevent
 import pytest
 
 from actors.agent_scanner import AgentScanner
-from tests.agent_fakes import (FIXTURES, Agents, ClaudeRun, append_jsonl, claude_registry, claude_transcript, claude_record,
-                               opencode_db, opencode_insert, opencode_rows, pi_header, pi_message, pi_session_path)
+from tests.agent_fakes import (FIXTURES, Agents, ClaudeRun, append_jsonl, claude_registry, claude_transcript,
+                               claude_record, opencode_db, opencode_insert, opencode_rows, pi_header, pi_message,
+                               pi_session_path)
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
 from tests.mock_openai import MockOpenAI
 from tests.mock_openai import text_reply as openai_text

@@ -69,7 +69,8 @@ def runtime(tmp_path):
 
     def start(chat_options: dict | None = None, **options):
         clients = CoreClients()
-        ref = Registry.start(str(tmp_path / "chats"), clients, commands=lambda: {"claude-code": FAKE, "codex": FAKE_CODEX},
+        ref = Registry.start(str(tmp_path / "chats"), clients,
+                             commands=lambda: {"claude-code": FAKE, "codex": FAKE_CODEX},
                              chat_options={"ack_timeout": 0.5, **(chat_options or {})}, **options)
         started.append(ref)
         return ref.proxy()
@@ -137,7 +138,8 @@ def test_a_result_goes_to_the_socket_that_sent_and_events_to_every_socket(runtim
     sent_from.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id, "the result")
     assert other.results() == []
     events = [f["sequence"] for f in other.frames if f["type"] == "event"]
-    assert events == [f["sequence"] for f in sent_from.frames if f["type"] == "event"] == list(range(1, len(events) + 1))
+    assert events == [f["sequence"] for f in sent_from.frames if f["type"] == "event"] \
+        == list(range(1, len(events) + 1))
 
 
 def test_an_acknowledgement_that_never_comes_reads_unconfirmed(runtime, tmp_path):

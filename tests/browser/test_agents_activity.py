@@ -29,7 +29,7 @@ def _activity_url(daemon) -> str:
 class SamePortDaemon(Daemon):
     """A devhostd started again on the port of one that stopped (the page's origin stays)."""
 
-    def __init__(self, env, cwd, config, state_dir, port: int):  # noqa: D107 - mirrors Daemon's start
+    def __init__(self, env, cwd, config, state_dir, port: int):
         self.stderr_path = state_dir.parent / f"devhostd-again-{port}.log"
         self._stderr = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen([sys.executable, str(DEVHOSTD), "--port", str(port), "--state-dir",

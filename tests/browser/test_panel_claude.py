@@ -16,7 +16,7 @@ LAYOUT = """() => {
            font: getComputedStyle(document.querySelector('#box')).fontFamily,
            body: [document.body.scrollWidth, document.body.scrollHeight, document.body.children.length],
            scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight] };
-}"""
+}"""  # noqa: E501 - the page's script
 
 
 def test_the_panel_sits_on_the_proxied_page_without_moving_it_and_the_apps_socket_works(page, daemon, upstream, shots):
@@ -52,7 +52,8 @@ def test_a_page_with_a_base_href_elsewhere_still_gets_the_panel_and_its_styleshe
                                headers={**route.request.headers, "host": f"app.localhost:{daemon.port}"})
         html = response.text()
         injected.append("</head>" in html)
-        route.fulfill(response=response, body=html.replace("</head>", '<base href="http://elsewhere.invalid/x/"></head>', 1))
+        route.fulfill(response=response,
+                      body=html.replace("</head>", '<base href="http://elsewhere.invalid/x/"></head>', 1))
 
     page.route(panel.url.rstrip("/") + "/", with_base)
     panel.open()
@@ -134,7 +135,8 @@ def test_an_answer_lost_with_a_dead_socket_or_refused_by_devhost_opens_the_reque
     allow = tool.get_by_role("button", name="Allow", exact=True)
     expect(allow).to_be_enabled()
     # devhostd refuses the answer (here: a decision it does not know): the buttons come back.
-    page.evaluate("""() => { const socket = window.__devhostChat.connection.socket; const send = socket.send.bind(socket);
+    page.evaluate("""() => { const socket = window.__devhostChat.connection.socket;
+                     const send = socket.send.bind(socket);
                      socket.send = (data) => { const f = JSON.parse(data);
                        if (f.type === 'approve') f.decision = 'perhaps'; send(JSON.stringify(f)); }; }""")
     allow.click()

@@ -24,7 +24,7 @@ try { window.localStorage.setItem("k", "v"); done("storage", "open"); } catch (e
 try { done("cookie", document.cookie === "" ? "empty" : document.cookie); } catch (e) { done("cookie", "blocked"); }
 try { window.top.location.href = "https://example.com/hijacked"; done("navigate", "tried"); } catch (e) { done("navigate", "blocked"); }
 fetch(CONTROL + "/__devhost__/core", {method: "POST", body: "{}"}).then(() => done("api", "reached"), () => done("api", "blocked"));
-</script></body></html>"""
+</script></body></html>"""  # noqa: E501 - the page's script
 
 
 def test_a_published_visual_is_shown_sized_by_its_page_and_cannot_reach_the_page_or_the_api(page, daemon, mock, shots):
@@ -52,7 +52,8 @@ def test_a_published_visual_is_shown_sized_by_its_page_and_cannot_reach_the_page
     assert link.get_attribute("href").endswith(f"/v/{chat_id}/{visual['id']}")
     assert link.get_attribute("href").startswith(f"http://visuals.localhost:{daemon.port}")
     # A link in the page is opened by the panel, in a new tab (the sandbox cannot).
-    page.context.route("https://example.com/**", lambda route: route.fulfill(body="the report", content_type="text/html"))
+    page.context.route("https://example.com/**",
+                       lambda route: route.fulfill(body="the report", content_type="text/html"))
     with page.context.expect_page() as opened:
         frame.locator("#out").click()
     opened.value.wait_for_load_state()

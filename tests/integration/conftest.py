@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.daemon import Daemon, processes_with_env, wait_until, write_manifest
+from tests.integration.daemon import Daemon, processes_with_env, write_manifest
 from tests.mock_anthropic import MockAnthropic
 from tests.mock_openai import MockOpenAI
 from tests.peers import claude_env, codex_env, require_peers

@@ -12,7 +12,6 @@ import websocket
 from tests.agent_fakes import Agents, append_jsonl, pi_header, pi_message, pi_session_path
 from tests.integration.daemon import wait_until
 from tests.mock_anthropic import text_reply, tool_use_reply
-from tests.mock_openai import text_reply as openai_text
 
 ROW_FIELDS = {"key", "harness", "state", "name", "subdirectory", "lastActivity", "isOwned"}
 
@@ -70,7 +69,8 @@ class Stream:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise AssertionError(f"no {what}; got {[(m['eventType'], m.get('text', '')[:40]) for m in self.messages]}")
+                got = [(m['eventType'], m.get('text', '')[:40]) for m in self.messages]
+                raise AssertionError(f"no {what}; got {got}")
             self.ws.settimeout(remaining)
             message = json.loads(self.ws.recv())
             self.messages.append(message)

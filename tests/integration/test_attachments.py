@@ -18,7 +18,8 @@ from tests.mock_openai import text_reply as codex_text
 from web.core_client import CoreRequestError
 
 # A 1x1 PNG: what the model must receive byte for byte.
-PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"
+                         "hKmMIQAAAABJRU5ErkJggg==")
 NOTES = b"line one\nline two\n"
 
 
@@ -124,4 +125,5 @@ def test_an_image_that_is_not_its_declared_type_or_a_name_with_a_line_break_is_r
     mock.add(text_reply("A dot."))  # what its own type says goes through
     core.chats.send("lies", "look", attachments=[{**png_as_jpeg[0], "mime": "image/png"}])
     done(core, "lies")
-    assert [b["source"]["media_type"] for b in user_content(mock.requests[0]) if b.get("type") == "image"] == ["image/png"]
+    images = [b for b in user_content(mock.requests[0]) if b.get("type") == "image"]
+    assert [b["source"]["media_type"] for b in images] == ["image/png"]

@@ -357,7 +357,8 @@ def _resume_acknowledged(stack, turn_id):
             event = json.loads(line)["event"]
         except (ValueError, KeyError):
             continue
-        if event.get("type") == "item" and event["item"]["id"] == turn_id and event["item"].get("resumePending") is False:
+        if (event.get("type") == "item" and event["item"]["id"] == turn_id
+                and event["item"].get("resumePending") is False):
             return True
     return False
 

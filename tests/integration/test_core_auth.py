@@ -39,7 +39,8 @@ def test_the_secret_is_made_private_at_the_first_start_and_no_route_serves_it(da
     assert stat.S_IMODE(daemon.state_dir.stat().st_mode) == 0o700
     token = daemon.core_token
     assert len(token) >= 40
-    for host, route in [(daemon.control_origin[7:], "/__devhost__/config.json"), (daemon.host(), "/__devhost__/config.json"),
+    for host, route in [(daemon.control_origin[7:], "/__devhost__/config.json"),
+                        (daemon.host(), "/__devhost__/config.json"),
                         (daemon.host(), "/__devhost__/openapi.json"), (daemon.control_origin[7:], "/")]:
         status, body = daemon.request("GET", route, host=host)
         assert token not in json.dumps(body), route

@@ -60,7 +60,7 @@ def test_a_cli_of_another_version_is_named_against_the_tested_one(stack, daemon_
 
 def test_without_any_cli_chat_cannot_work_and_the_exit_status_says_so(stack, daemon_env):
     env = {**daemon_env, "PATH": "/usr/bin:/bin"}
-    assert not (PEERS_BIN / "claude").as_posix() in env["PATH"]
+    assert (PEERS_BIN / "claude").as_posix() not in env["PATH"]
     code, out = doctor(stack, env)
     assert code == 1, out
     assert out.count("[FAIL] not found") == 2 and "Chat cannot work" in out

@@ -201,7 +201,8 @@ def test_resume_at_reset_follows_the_manifest_edited_while_the_daemon_runs(oauth
             assert info(core, "edit")["limitResume"] is True
             core.chats.configure("edit", resumeAtReset=True)  # the person's switch, now offered
             assert info(core, "edit")["resumeAt"] == resets * 1000 + 3000
-            wait_until(lambda: len(items(core, "edit", "turn")) == 2 and items(core, "edit", "turn")[-1]["state"] == "done",
+            wait_until(lambda: len(items(core, "edit", "turn")) == 2
+                       and items(core, "edit", "turn")[-1]["state"] == "done",
                        timeout=60, what="the turn taken up after the reset")
             assert items(core, "edit", "turn")[-1]["origin"] == "agent" and WAKE in message_text(mock.requests[1])
             (stack / "devhost.toml").write_text((stack / "devhost.toml").read_text().replace("= true", "= false"))

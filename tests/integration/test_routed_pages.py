@@ -479,8 +479,8 @@ def test_an_answer_cut_short_never_looks_complete(daemon, raw_upstream):
 
     def get(path):
         started = time.monotonic()
-        out = raw_exchange(daemon, b"GET " + path + b" HTTP/1.1\r\nHost: " + host + b"\r\nSec-Fetch-Dest: document\r\n\r\n",
-                           wait=8)
+        out = raw_exchange(daemon, b"GET " + path + b" HTTP/1.1\r\nHost: " + host
+                           + b"\r\nSec-Fetch-Dest: document\r\n\r\n", wait=8)
         return out, time.monotonic() - started
     # Passed through with its length: the connection closes short of it.
     raw = raw_upstream(lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n"
@@ -489,7 +489,8 @@ def test_an_answer_cut_short_never_looks_complete(daemon, raw_upstream):
     assert out.startswith(b"HTTP/1.1 200") and b"content-length: 100" in out.lower() and out.endswith(b"short")
     assert took < 5  # cut, not left hanging as if more were coming
     # HTML given the panel (sent chunked): no last chunk.
-    raw.reply = lambda request: b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n<head></head>"
+    raw.reply = lambda request: (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\n\r\n"
+                                 b"<head></head>")
     out, took = get(b"/page")
     assert PANEL_SCRIPT in out and not out.endswith(b"0\r\n\r\n") and took < 5, out
     # A gzip stream that stops before its end, though its Content-Length is met.

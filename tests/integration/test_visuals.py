@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import os
 import shlex
-import time
 from urllib.parse import quote
 
 import pytest

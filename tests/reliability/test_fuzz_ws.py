@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 FRAMES = 2500  # per socket in CI (5,000 frames); --long: 25,000
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                           | st.text(max_size=40),
                            lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
                                                                                          max_size=4),
                            max_leaves=12)

@@ -103,7 +103,8 @@ def test_images_go_as_images_and_other_files_are_named_with_their_path():
 
 def test_each_file_stays_on_one_line_of_the_message_even_one_stored_before_names_were_checked():
     queued = {"name": "a.txt\n- forged.txt", "mime": "text/plain\r", "size": 1, "path": "/x/3.txt"}
-    assert attachments.message_text("", [queued]) == "[Attached files]\n- a.txt - forged.txt (text/plain , 1 bytes): /x/3.txt"
+    assert attachments.message_text("", [queued]) == \
+        "[Attached files]\n- a.txt - forged.txt (text/plain , 1 bytes): /x/3.txt"
 
 
 def test_the_store_keeps_each_file_private_with_an_index_and_removes_a_chats_all(tmp_path):

@@ -414,7 +414,8 @@ def test_claude_a_delegated_agent_is_an_item_with_its_own_tool_calls_grouped_und
     assert agent["toolUseId"] == task_tool["toolUseId"] and agent["description"] == "say hello from a subagent"
     assert agent["subagentType"] == "general-purpose" and agent["taskId"] and agent["status"] == "done"
     [bash] = [i for i in of_kind(thread, "tool") if i["name"] == "Bash"]
-    assert bash["parentToolUseId"] == task_tool["toolUseId"] and bash["state"] == "done" and bash["output"] == "sub-hello"
+    assert bash["parentToolUseId"] == task_tool["toolUseId"]
+    assert bash["state"] == "done" and bash["output"] == "sub-hello"
     said = [i for i in of_kind(thread, "assistant") if i.get("parentToolUseId") == task_tool["toolUseId"]]
     assert [i["text"] for i in said] == ["SUB-DONE"]  # the agent's own words, apart from the parent's
     assert thread.info["background"] == []  # nothing runs any more at the end

@@ -164,5 +164,6 @@ def test_the_chats_own_reason_replaces_devhostds_when_resuming_is_off():
 
 def test_a_resume_is_worded_by_the_chat_where_it_set_words():
     assert q.resume_words({}) == (q.RESUME_PROMPT, q.RESUME_NOTE)
-    assert q.resume_words({"resumeWords": {"note": "Back after the deploy"}}) == (q.RESUME_PROMPT, "Back after the deploy")
+    assert q.resume_words({"resumeWords": {"note": "Back after the deploy"}}) == \
+        (q.RESUME_PROMPT, "Back after the deploy")
     assert q.resume_words({"resumeWords": {"prompt": "Go on."}})[0] == "Go on."

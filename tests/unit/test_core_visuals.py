@@ -19,7 +19,8 @@ def refused(**fields) -> ChatError:
     ({"html": " \n"}, "The page is empty; pass one self-contained HTML document"),
     ({"max_height": 79}, "The maximum height must be from 80 to 2000 CSS pixels; leave it out for 2000"),
     ({"max_height": float("nan")}, "The maximum height must be from 80"),
-    ({"heights": [[0, 10]]}, "Measured heights are at most 24 pairs of [width, height] in CSS pixels, with a positive width"),
+    ({"heights": [[0, 10]]},
+     "Measured heights are at most 24 pairs of [width, height] in CSS pixels, with a positive width"),
     ({"heights": [[1, 1]] * 25}, "at most 24 pairs"),
     ({"heights": [["a", 1]]}, "at most 24 pairs"),
 ])
@@ -36,7 +37,8 @@ def test_a_visual_is_tidied_title_trimmed_heights_rounded_and_sorted_with_the_la
 
 def test_too_large_says_the_size_and_how_to_shrink():
     error = visuals.too_large(20 * 1048576)
-    assert error.code == "visual-too-large" and "The page is 20.0 MiB and a visual may be at most 16.0 MiB" in str(error)
+    assert error.code == "visual-too-large"
+    assert "The page is 20.0 MiB and a visual may be at most 16.0 MiB" in str(error)
 
 
 def test_the_frame_height_is_the_larger_neighbour_clamped_to_80_and_the_maximum():
@@ -55,7 +57,8 @@ def test_the_record_has_a_random_16_hex_id_and_the_running_turn():
 
 @pytest.mark.parametrize("page, before", [
     ("<!doctype html><html><head><title>x</title></head><body>hi</body></html>", "<!doctype html><html><head>"),
-    ("<!-- <head> in a comment --><html lang=en><body>hi</body></html>", "<!-- <head> in a comment --><html lang=en><head>"),
+    ("<!-- <head> in a comment --><html lang=en><body>hi</body></html>",
+     "<!-- <head> in a comment --><html lang=en><head>"),
     ("<p>just a fragment</p>", "<head>"),
     ("\n  <HEAD data-x=1>\n<script>var s='<head>'</script>", "\n  <HEAD data-x=1>"),
 ])

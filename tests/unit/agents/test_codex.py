@@ -93,14 +93,16 @@ def test_a_0169_rollout_as_events():
 
 def test_older_generation_records_and_failures():
     found = _events([
-        {"timestamp": "2025-01-01T00:00:00Z", "type": "event_msg", "payload": {"type": "user_message", "message": "hi"}},
+        {"timestamp": "2025-01-01T00:00:00Z", "type": "event_msg",
+         "payload": {"type": "user_message", "message": "hi"}},
         {"timestamp": "2025-01-01T00:00:01Z", "type": "response_item",
          "payload": {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls", "-l"]}',
                      "call_id": "c1"}},
         {"timestamp": "2025-01-01T00:00:02Z", "type": "response_item",
          "payload": {"type": "function_call_output", "call_id": "c1",
                      "output": '{"output": "nope", "metadata": {"exit_code": 2}}'}},
-        {"timestamp": "2025-01-01T00:00:03Z", "type": "event_msg", "payload": {"type": "agent_message", "message": "x"}},
+        {"timestamp": "2025-01-01T00:00:03Z", "type": "event_msg",
+         "payload": {"type": "agent_message", "message": "x"}},
         {"timestamp": "2025-01-01T00:00:04Z", "type": "event_msg", "payload": {"type": "error", "message": "limit"}},
     ])
     assert [e["eventType"] for e in found] == ["turn_start", "tool_call", "tool_result", "agent_message", "error"]

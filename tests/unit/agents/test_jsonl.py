@@ -44,7 +44,8 @@ def test_an_unchanged_file_is_not_read_again_and_growth_reads_only_new_lines(tmp
     assert [r["n"] for r in first.records] == [1, 2]
     reads = []
     real = jsonl._read
-    monkeypatch.setattr(jsonl, "_read", lambda p, start, length: reads.append((start, length)) or real(p, start, length))
+    monkeypatch.setattr(jsonl, "_read",
+                        lambda p, start, length: reads.append((start, length)) or real(p, start, length))
     assert summaries.get(str(path), Recorder) is first and reads == []
     _write(path, {"n": 3}, raw=b'{"n": 4')  # a line still being written
     again = summaries.get(str(path), Recorder)

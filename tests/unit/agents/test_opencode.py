@@ -84,7 +84,8 @@ def test_event_rows_as_events_once_each():
 
 
 def test_a_rejected_permission_is_a_failed_tool_result():
-    rows = [json.loads(line) for line in (OC / "tui-permission-rejected-by-ctrl-c.db-rows.jsonl").read_text().splitlines()]
+    lines = (OC / "tui-permission-rejected-by-ctrl-c.db-rows.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
     parser = opencode.OpencodeParser()
     found = [e for row in sorted((r for r in rows if r["table"] == "event"), key=lambda r: r["seq"])
              for e in parser.events(row["type"], row["data"])]
