@@ -27,6 +27,12 @@ RETRY_SECONDS = 5.0
 LIST_TIMEOUT = 20.0
 
 
+def command_for(harness_id: str, commands: dict) -> tuple[str, ...]:
+    """How a CLI is run: the manifest's ``command`` for it (``commands``: harness id -> argv),
+    else the CLI's own name."""
+    return tuple(commands.get(harness_id) or HARNESSES[harness_id].DEFAULT_COMMAND)
+
+
 class HarnessCatalog(pykka.ThreadingActor):
     def __init__(self, environment: dict | None = None, retry_seconds: float = RETRY_SECONDS):
         super().__init__()
@@ -39,7 +45,7 @@ class HarnessCatalog(pykka.ThreadingActor):
 
     def harnesses(self, commands: dict[str, tuple[str, ...]], cwd: str) -> list[dict]:
         # Each CLI is asked at the same time: one slow CLI costs its own wait, not the sum.
-        jobs = [gevent.spawn(self._entry, module, commands.get(harness_id) or module.DEFAULT_COMMAND, cwd)
+        jobs = [gevent.spawn(self._entry, module, command_for(harness_id, commands), cwd)
                 for harness_id, module in HARNESSES.items()]
         gevent.joinall(jobs)
         return [job.get() for job in jobs]

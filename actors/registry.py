@@ -25,6 +25,7 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
+from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
 from storage.saved_conversations import resume_folder, transcript_items
@@ -366,7 +367,7 @@ class Registry(pykka.ThreadingActor):
             self._sessions.setdefault(chat_id, chat_id)
 
     def _command(self, harness) -> tuple[str, ...]:
-        return tuple(self._commands().get(harness.HARNESS_ID) or harness.DEFAULT_COMMAND)
+        return command_for(harness.HARNESS_ID, self._commands())
 
     def _new_id(self) -> str:
         while True:

@@ -23,7 +23,7 @@ import gevent
 import gevent.event
 
 from actors.harness import HARNESSES
-from actors.harness_catalog import executable_for, missing_cli_message
+from actors.harness_catalog import command_for, executable_for, missing_cli_message
 from actors.errors import ChatError
 from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
@@ -419,7 +419,7 @@ def build_routes(context: Context) -> bottle.Bottle:
                                       or not set(resume_id) <= _UUID_CHARS):
             raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
         manifest = context.manifests.current()
-        command = manifest.commands.get(harness) or HARNESSES[harness].DEFAULT_COMMAND
+        command = command_for(harness, manifest.commands)
         if executable_for(command) is None:
             raise Refusal(400, f"harness {harness} is not available: "
                                f"{missing_cli_message(HARNESSES[harness], command)}")

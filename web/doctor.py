@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from gevent import subprocess
 
 from actors.harness import HARNESSES
-from actors.harness_catalog import ModelListError, executable_for, list_models, missing_cli_message
+from actors.harness_catalog import ModelListError, command_for, executable_for, list_models, missing_cli_message
 from storage import core_token
 from storage.manifest import ManifestError, ManifestSource
 
@@ -104,7 +104,7 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict) -> int:
     usable = 0
     for harness_id, module in HARNESSES.items():
         report.section(f"{module.LABEL}")
-        command = tuple(commands.get(harness_id) or module.DEFAULT_COMMAND)
+        command = command_for(harness_id, commands)
         executable = executable_for(command, env)
         if executable is None:
             report.line(FAIL, "not found", missing_cli_message(module, command))
