@@ -140,8 +140,10 @@ def test_an_edit_the_agent_makes_mid_turn_waits_until_the_person_releases_it(pag
 
 
 def test_a_reload_mid_turn_gets_a_notice_once_and_disable_reloads_is_followed_across_a_reload(page, daemon, vite, mock):
-    mock.add(text_reply(*["working "] * 40, delay=0.1), text_reply("Set server.hmr to false in vite.config.mjs.",
-                                                                    delay=1.0))
+    # The second turn lasts about 3 s, so "Asked the agent…" is there to be seen while it runs
+    # even on a loaded machine (one 1 s chunk could end before the panel's strip was looked at).
+    mock.add(text_reply(*["working "] * 40, delay=0.1),
+             text_reply("Set server.hmr ", "to false ", "in vite.config.mjs", ".", delay=0.75))
     panel = Panel(page, daemon).open()
     panel.send("a long task")
     panel.expect_status("running")
