@@ -82,6 +82,14 @@ def missing_cli_message(module, command: tuple[str, ...]) -> str:
             f"or set [devtools.chat.{module.HARNESS_ID}] command in the manifest")
 
 
+def unavailable(harness_id: str, command: tuple[str, ...], environment: dict | None = None) -> str | None:
+    """Why the CLI a harness id names cannot be started with ``command`` (what to install or
+    configure), or None when it can."""
+    if executable_for(command, environment) is not None:
+        return None
+    return missing_cli_message(HARNESSES[harness_id], command)
+
+
 class ModelListError(Exception):
     pass
 

@@ -18,7 +18,7 @@ Prints, for each, the longest block the monitor saw (0 when none reached 5 ms), 
 the probe's worst latency against its worst in a bare baseline measured first (the ratio).
 Goal: every longest block, and every probe's excess over the bare worst, at most 20 ms (the
 monitor cannot see a block that holds the GIL throughout, such as one long C call). Core
-requests go through web/core_client.py and page requests through tests/integration/daemon.py,
+requests go through devhostd/core_client.py and page requests through tests/integration/daemon.py,
 as the tests do.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ from storage.cli_files import slug  # noqa: E402
 from tests.integration.daemon import Daemon, write_manifest  # noqa: E402
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply  # noqa: E402
 from tests.peers import claude_env, require_peers  # noqa: E402
-from web.core_client import CoreConnection  # noqa: E402
+from devhostd.core_client import CoreConnection  # noqa: E402
 
 THRESHOLD = 0.005
 GOAL_MS = 20

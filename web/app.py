@@ -22,8 +22,7 @@ import pykka
 import gevent
 import gevent.event
 
-from actors.harness import HARNESSES
-from actors.harness_catalog import command_for, executable_for, missing_cli_message
+from actors.harness_catalog import command_for, unavailable
 from actors.errors import ChatError
 from storage.manifest import HARNESS_IDS, ManifestSource
 from storage.panel import PanelError, PanelPositions, validate_position
@@ -142,7 +141,7 @@ class Endpoint:
 class DevhostApp:
     """WSGI entry: security checks, then the routes.
 
-    Extensions (see web/daemon.py) add routes to ``bottle``, sockets to ``websockets``, and may
+    Extensions (see web/server.py) add routes to ``bottle``, sockets to ``websockets``, and may
     replace ``fallback``, the WSGI app for every path outside /__devhost__/ (a plain page by
     default), and set ``raw_upgrade`` to take over WebSocket upgrades outside /__devhost__/.
     """
@@ -420,9 +419,9 @@ def build_routes(context: Context) -> bottle.Bottle:
             raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
         manifest = context.manifests.current()
         command = command_for(harness, manifest.commands)
-        if executable_for(command) is None:
-            raise Refusal(400, f"harness {harness} is not available: "
-                               f"{missing_cli_message(HARNESSES[harness], command)}")
+        missing = unavailable(harness, command)
+        if missing:
+            raise Refusal(400, f"harness {harness} is not available: {missing}")
         record = _ask(context.registry.create_session(harness, directory, command, model,
                                                       resume_id.lower() if resume_id else None))
         if isinstance(record, gevent.event.AsyncResult):

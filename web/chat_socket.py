@@ -11,11 +11,11 @@ import json
 import gevent
 
 from actors.chatlog import daemon_log
+from actors.core.visuals import with_visuals
 from actors.guard import spawn_logged
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from actors.tell import tell
 from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, prompt_for
-from web.visual_command import with_visuals
 from web.commands import CommandError, Interrupt, Respond, Send, parse_command
 from web.routing import RouteError, resolve_directory
 from web.sinks import SocketSink, abort, encoded_once, write_live
@@ -78,7 +78,7 @@ def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) ->
 
 def page_prompt(manifest, root: str) -> str:
     """What a page's message gets appended: the manifest's prompt for the folder, and, when it
-    is devhostd's own, how the agent can show the person a page (web/visual_command.py)."""
+    is devhostd's own, how the agent can show the person a page (actors/core/visuals.py)."""
     prompt = prompt_for(manifest, root)
     return with_visuals(prompt, prompt in (DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT))
 

@@ -1,6 +1,6 @@
 """Routed pages: what a routed hostname serves outside /__devhost__/, and the chat panel's files.
 
-An extension (see ``EXTENSIONS`` in web/daemon.py):
+An extension (see ``EXTENSIONS`` in web/server.py):
 - ``/__devhost__/static/chat/…`` serves the panel (plain JavaScript modules and CSS);
 - a service with an ``upstream`` is proxied to it (web/proxy.py), the panel injected into its
   HTML; a service without one gets a plain page that carries the panel;

@@ -8,8 +8,11 @@ own height; ``size`` is the stored page's bytes, bootstrap included.
 from __future__ import annotations
 
 import math
+import os
 import re
 import secrets
+import shlex
+import sys
 
 from actors.core.cuts import units as _units
 from actors.errors import ChatError
@@ -27,6 +30,33 @@ LAYOUT_GUIDE = ("It is shown in the conversation, as wide as the reply column (a
 THEME_GUIDE = ("Colors come from CSS variables the panel sets: --background, --foreground, --muted, "
                "--muted-foreground, --border, --primary, --accent, --chart-1 to --chart-6, "
                "--font-sans, --font-mono and more; use them, and the page matches the panel.")
+
+
+def _program() -> str:
+    """devhostd's own program: the checkout's bin/devhostd when it runs from one, else the script
+    pip installed beside this interpreter (the agent's PATH may have neither)."""
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "bin", "devhostd")
+    return checkout if os.path.isfile(checkout) else os.path.join(os.path.dirname(sys.executable), "devhostd")
+
+
+def command_prefix() -> str:
+    """The command line an agent publishes with (devhostd/visual_publish.py)."""
+    return f"{shlex.quote(sys.executable)} {shlex.quote(_program())} visual publish"
+
+
+def publish_hint() -> str:
+    """What the appended prompt says about visuals."""
+    return (f"To show the person a page in this chat (a chart of numbers you measured, a diagram of "
+            f"code you read, a table of a plan), write one HTML file and run: {command_prefix()} "
+            f'--title "<what it shows>" <file.html> (it talks to devhostd on this machine: from a sandbox '
+            f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE}")
+
+
+def with_visuals(prompt: str, default: bool) -> str:
+    """The page's appended prompt, with the visuals hint when it is devhostd's own prompt (a
+    manifest's own prompt is left as its author wrote it)."""
+    return f"{prompt}\n\n{publish_hint()}" if default and prompt else prompt
 
 
 def _invalid(message: str) -> ChatError:

@@ -1,4 +1,4 @@
-"""What the daemon does with every chat at a stop, for actor tests (web/daemon.close_every_session)."""
+"""What the daemon does with every chat at a stop, for actor tests (devhostd/main.close_every_session)."""
 from __future__ import annotations
 
 import pykka

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
 from tests.mock_anthropic import text_reply
-from web.core_client import CoreConnection
+from devhostd.core_client import CoreConnection
 
 PROBE = """<!doctype html><html><head><title>probe</title></head><body>
 <div id="tall" style="height:420px;background:var(--chart-1)">a chart</div>

@@ -65,7 +65,7 @@ def daemon(stack, daemon_env):
 
 @pytest.fixture
 def core(daemon):
-    """A chat-core client of ``daemon`` (web/core_client.py)."""
-    from web.core_client import CoreConnection
+    """A chat-core client of ``daemon`` (devhostd/core_client.py)."""
+    from devhostd.core_client import CoreConnection
     with CoreConnection(daemon.control_origin, token=daemon.core_token) as connection:
         yield connection

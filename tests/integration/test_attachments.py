@@ -15,7 +15,7 @@ from tests.integration.chats import items
 from tests.integration.daemon import wait_until
 from tests.mock_anthropic import text_reply
 from tests.mock_openai import text_reply as codex_text
-from web.core_client import CoreRequestError
+from devhostd.core_client import CoreRequestError
 
 # A 1x1 PNG: what the model must receive byte for byte.
 PIXEL = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGA"

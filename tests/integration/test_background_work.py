@@ -16,7 +16,7 @@ from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.mock_openai import shell_reply, spawn_agent_reply, wait_agent_reply
 from tests.mock_openai import text_reply as codex_text
 from tests.peers import codex_env
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 SUB_PROMPT = "SUBAGENT-WORK: run echo sub-hello, then say SUB-DONE."
 CHILD_TASK = "CHILD-WORK: run echo sub-hello, then say SUB-DONE."

@@ -9,7 +9,7 @@ import pytest
 from tests.integration.chats import items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import text_reply
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 
 def one_exchange(core, chat_id: str, stack) -> tuple[dict, dict]:

@@ -9,7 +9,7 @@ from tests.integration.chats import items
 from tests.integration.daemon import wait_until
 from tests.mock_anthropic import text_reply
 from tests.mock_openai import text_reply as codex_text
-from web.core_client import CoreRequestError
+from devhostd.core_client import CoreRequestError
 
 
 

@@ -1,6 +1,6 @@
 """The chat core end to end: /__devhost__/ws/core on a real devhostd, the real CLIs behind it.
 
-Each test drives the seed's requests through the project's own client (web/core_client.py).
+Each test drives the seed's requests through the project's own client (devhostd/core_client.py).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from tests.integration.daemon import Daemon, wait_until, write_manifest
 from tests.mock_anthropic import message_text, text_reply, tool_use_reply
 from tests.mock_openai import shell_reply, text_reply as codex_text
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 
 

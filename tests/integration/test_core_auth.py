@@ -12,7 +12,7 @@ import websocket
 
 from tests.integration.daemon import processes_with_env, wait_until
 from tests.mock_anthropic import text_reply
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 PAGE = "<!doctype html><html><head><title>n</title></head><body><p>numbers</p></body></html>"
 

@@ -11,7 +11,7 @@ import sys
 
 from tests.integration.daemon import DEVHOSTD
 from tests.peers import CLAUDE, PEERS_BIN
-from web.doctor import compare_versions
+from devhostd.doctor import compare_versions
 
 
 def doctor(stack, env, *args) -> tuple[int, str]:

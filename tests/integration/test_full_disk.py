@@ -18,7 +18,7 @@ from tests.integration.chats import items
 from tests.integration.daemon import Daemon
 from tests.mock_anthropic import text_reply
 from tests.small_disk import small_disk
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 
 def _event(core, predicate, what):

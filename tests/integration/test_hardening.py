@@ -144,7 +144,7 @@ def test_an_oversized_frame_on_the_core_socket_is_closed_with_1009_and_an_error(
 def test_chats_without_a_cli_hold_no_file_so_hundreds_fit_under_a_low_fd_limit(daemon, stack):
     import resource
 
-    from web.core_client import CoreConnection
+    from devhostd.core_client import CoreConnection
     resource.prlimit(daemon.proc.pid, resource.RLIMIT_NOFILE, (256, 256))
     with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
         for n in range(300):

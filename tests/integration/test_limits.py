@@ -12,7 +12,7 @@ from tests.integration.chats import info, items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import error_reply, message_text, text_reply, unified_headers, usage_limit_reply
 from tests.mock_openai import usage_limit_reply as codex_usage_limit_reply
-from web.core_client import CoreConnection
+from devhostd.core_client import CoreConnection
 
 WAKE = "Your previous turn stopped on a usage limit, which has reset now. Continue where you left off."
 

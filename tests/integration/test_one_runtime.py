@@ -13,7 +13,7 @@ import pytest
 
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import message_text, text_reply, tool_use_reply
-from web.core_client import CoreConnection, CoreRequestError
+from devhostd.core_client import CoreConnection, CoreRequestError
 
 
 

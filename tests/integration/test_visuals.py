@@ -14,8 +14,8 @@ import pytest
 from tests.integration.chats import items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import text_reply, tool_use_reply
-from web.core_client import CoreConnection, CoreRequestError
-from web.visual_command import command_prefix
+from devhostd.core_client import CoreConnection, CoreRequestError
+from actors.core.visuals import command_prefix
 
 PAGE = "<!doctype html><html><head><title>n</title></head><body><svg width=200 height=80></svg></body></html>"
 

@@ -8,43 +8,20 @@ origin (``DEVHOSTD_URL``), the chat's id (``DEVHOSTD_CHAT``) and that chat's tok
 posts ``chat.publishVisual`` to ``/__devhost__/core`` there. Run by the person, without an
 agent's token, it sends the core's secret from ``<state-dir>/core-token``. It prints the visual's
 id, or what to change, and exits 0 or 1. The appended prompt tells the agent it exists
-(``publish_hint``).
+(actors/core/visuals.publish_hint).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import shlex
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from actors.core.visuals import LAYOUT_GUIDE, PAGE_RULES
 from storage import core_token
 from web.security import is_loopback
-
-CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def command_prefix() -> str:
-    """This checkout's own command line for publishing (the agent's PATH may not have devhostd)."""
-    return f"{shlex.quote(sys.executable)} {shlex.quote(os.path.join(CODE_DIR, 'bin', 'devhostd'))} visual publish"
-
-
-def publish_hint() -> str:
-    """What the appended prompt says about visuals."""
-    return (f"To show the person a page in this chat (a chart of numbers you measured, a diagram of "
-            f"code you read, a table of a plan), write one HTML file and run: {command_prefix()} "
-            f'--title "<what it shows>" <file.html> (it talks to devhostd on this machine: from a sandbox '
-            f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE}")
-
-
-def with_visuals(prompt: str, default: bool) -> str:
-    """The page's appended prompt, with the visuals hint when it is devhostd's own prompt (a
-    manifest's own prompt is left as its author wrote it)."""
-    return f"{prompt}\n\n{publish_hint()}" if default and prompt else prompt
 
 
 def main(argv: list[str], default_state_dir: str) -> int:

@@ -1,7 +1,8 @@
-"""devhostd's main: arguments, actors in a fixed order, the server, and a clean stop.
+"""devhostd's main: arguments, actors in a fixed order, the server (web/server.py), and a clean stop.
 
 ``bin/devhostd`` patches gevent before importing this module (pykka creates a lock when it is
-imported). Actors start in a fixed order and stop in reverse; on SIGINT/SIGTERM every session
+imported). ``devhostd doctor`` and ``devhostd visual`` are programs of their own beside it.
+Actors start in a fixed order and stop in reverse; on SIGINT/SIGTERM every session
 closes with 1001, every CLI and everything it started is ended, then leftovers are swept.
 """
 from __future__ import annotations
@@ -16,7 +17,6 @@ import gevent
 import gevent.event
 import gevent.monkey
 import pykka
-from gevent.pywsgi import WSGIServer
 
 from actors import proctree
 from actors.agent_tokens import AgentTokens
@@ -29,16 +29,12 @@ from storage.chat_store import FolderInUse, lock_folder
 from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
-from web import agents, doctor, hub_monitor, security, sinks
+from devhostd import doctor
+from web import hub_monitor, security, server as web_server
+from web.app import Context
 from web.auth import CoreAuth
-from web.app import Context, DevhostApp
-from web import pages
-from web.core import CoreExtension
 from web.routing import development_source_root
-from web.websocket import SAME_USER, DevhostHandler
 
-# Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
-EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION]
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHUTDOWN_GRACE = 12.0
 
@@ -77,8 +73,8 @@ def main(argv=None) -> int:
     if argv[:1] == ["doctor"]:
         return doctor.main(argv[1:], default_state_dir())
     if argv[:1] == ["visual"]:
-        from web import visual_command
-        return visual_command.main(argv[1:], default_state_dir())
+        from devhostd import visual_publish
+        return visual_publish.main(argv[1:], default_state_dir())
     args = parse_args(argv)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
@@ -102,9 +98,7 @@ def main(argv=None) -> int:
         return 1
 
     try:
-        server = WSGIServer((args.host, args.port), None, handler_class=DevhostHandler, log=None,
-                            error_log=_ErrorLog())
-        server.init_socket()
+        server = web_server.listen(args.host, args.port)
     except OSError as exc:
         print(f"devhostd: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -136,13 +130,7 @@ def main(argv=None) -> int:
     context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
                       panels=PanelPositions(state_dir), address=args.host, port=port,
                       source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
-    extensions = [CoreExtension(), *EXTENSIONS]
-    for extension in extensions:
-        for name, ref in extension.start(context).items():  # after the core actors, stopped before them
-            started.append(ref)
-            context.actors[name] = ref.proxy()
-    server.application = DevhostApp(context, extensions)
-    server.start()
+    web_server.serve(server, context, started)
 
     stopping = gevent.event.Event()
     gevent.signal_handler(signal.SIGTERM, stopping.set)
@@ -153,7 +141,7 @@ def main(argv=None) -> int:
                "no manifest (no --config, no ./devhost.toml): this folder is the one routed page")
     for service in manifest.services:
         daemon_log(f"{manifest.name}: {service.name} http://{service.host}:{port}/ -> {service.root}")
-    if not SAME_USER.enforced:
+    if not web_server.same_user_enforced():
         daemon_log("warning: this platform does not tell who owns a connection: every account on this machine can "
                    "reach the pages (the chat core still needs its secret)")
     stopping.wait()
@@ -203,7 +191,7 @@ def close_every_session(registry) -> list[str]:
         remaining = max(0.0, deadline - gevent.get_hub().loop.now())
         if gone is None or not gone.wait(timeout=remaining):
             survivors.append(session_id)
-    sinks.wait_for_closing_writers(timeout=1.0)  # the 1001 close frames reach their pages
+    web_server.wait_for_closing_writers(timeout=1.0)  # the 1001 close frames reach their pages
     return survivors
 
 
@@ -214,18 +202,3 @@ def _stop(refs) -> None:
         except (pykka.Timeout, pykka.ActorDeadError):
             pass
     pykka.ActorRegistry.stop_all(timeout=10)
-
-
-class _ErrorLog:
-    def write(self, text):
-        if text.strip():
-            # pywsgi writes here only when a request raised: that is a 500, so a bug. The last
-            # line (the exception itself) goes first, so a cut never loses it.
-            lines = text.strip().splitlines()
-            daemon_log(f"bug: server: {lines[-1]} | " + " / ".join(lines[:-1]))
-
-    def flush(self):
-        pass
-
-
-
