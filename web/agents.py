@@ -13,22 +13,18 @@ actors); the routes ask it, with a timeout, at the edge.
 """
 from __future__ import annotations
 
-import json
 import os
-from urllib.parse import parse_qs
 
 import bottle
-import pykka
 
 from actors import proctree
 from actors.agent_scanner import AgentScanner
 from actors.agents import rows as agent_rows
 from actors.chatlog import daemon_log
-from actors.guard import spawn_logged
-from web.app import Endpoint, Refusal, refusals_as_json
-from web.routing import RouteError, resolve_directory
-from web.sinks import SocketSink, abort, write_live
-from web.websocket import MessageTooBig
+from web import edge
+from web.app import Endpoint
+from web.edge import Refusal, json_answer, on_control_origin, refusals_as_json
+from web.sockets import NotAttached, SocketRoute
 
 ASK_TIMEOUT = 20.0
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -61,28 +57,8 @@ EXTENSION = AgentsExtension()
 
 # --------------------------------------------------------------------------- helpers
 
-def _json(value, status: int = 200) -> bottle.HTTPResponse:
-    return bottle.HTTPResponse(json.dumps(value), status=status,
-                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
-
-
-def _on_control_origin(context, environ) -> bool:
-    return (environ.get("HTTP_HOST") or "").lower() == context.control_host.lower()
-
-
-def _request_hostname(context, environ) -> str | None:
-    if _on_control_origin(context, environ):
-        return None
-    return (environ.get("HTTP_HOST") or "").lower().rsplit(":", 1)[0]
-
-
 def _directory(context, environ, query) -> str:
-    try:
-        return resolve_directory(context.manifests.current(), query.get("pageURL"), query.get("chatTarget"),
-                                 request_hostname=_request_hostname(context, environ),
-                                 source_root=context.source_root)
-    except RouteError as exc:
-        raise Refusal(exc.status, str(exc)) from None
+    return edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
 
 
 def _scanner(context):
@@ -92,17 +68,13 @@ def _scanner(context):
     return scanner
 
 
-def _ask(future, timeout: float = ASK_TIMEOUT):
-    try:
-        return future.get(timeout=timeout)
-    except pykka.Timeout:
-        raise Refusal(503, "the agent scan is busy; try again in a moment") from None
-    except pykka.ActorDeadError:
-        raise Refusal(503, "the agent scanner is stopping") from None
+def _ask(future):
+    return edge.ask(future, ASK_TIMEOUT, busy="the agent scan is busy; try again in a moment",
+                    gone="the agent scanner is stopping", gone_status=503)
 
 
 def _only_control_origin(context, environ) -> None:
-    if not _on_control_origin(context, environ):
+    if not on_control_origin(context, environ):
         raise Refusal(403, f"agent activity is only served on the control origin {context.control_origin}: "
                            "transcripts never reach an origin that application scripts share")
 
@@ -135,7 +107,7 @@ def install_routes(app: bottle.Bottle, context) -> None:
         answer = {"agents": agent_rows.refine(found["rows"], statuses, background)}
         if found["error"]:
             answer["error"] = found["error"]
-        return _json(answer)
+        return json_answer(answer)
 
     @app.get("/__devhost__/agents/<name:re:activity(\\.js)?>")
     @handler
@@ -162,36 +134,21 @@ def install_routes(app: bottle.Bottle, context) -> None:
 
 def _check_stream(context, environ):
     _only_control_origin(context, environ)
-    query = {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", "")).items()}
-    directory = _directory(context, environ, query)
+    directory = _directory(context, environ, edge.query(environ))
     return _scanner(context), directory
 
 
 def serve_activity(ws, checked) -> None:
     scanner, directory = checked
-    sink = SocketSink(abort=lambda: abort(ws))
-    try:
-        watch_id = scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
-        daemon_log(f"agents: an activity stream could not start: {exc!r}")
-        sink.close(1011)  # a watch registered after all is dropped at the scanner's next poll
-        ws.close(1011)
-        return
-    writer = spawn_logged(write_live, ws, sink)
-    try:
-        while not sink.closed:
-            try:
-                message = ws.receive()  # the page sends nothing; this waits for its close
-            except MessageTooBig:
-                sink.close(1009, "message too big")
-                break
-            if message is None:
-                break
-    finally:
-        scanner.unwatch(watch_id)  # a tell: closing the stream stops its watching
-        sink.close(1000)
-        writer.join(timeout=5)
-        if not writer.dead:
-            writer.kill(block=False)
 
+    def attach(sink):
+        try:
+            return scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
+            daemon_log(f"agents: an activity stream could not start: {exc!r}")
+            # A watch registered after all is dropped at the scanner's next poll (its sink is closed).
+            raise NotAttached(None) from None
 
+    # The page sends nothing: its frames are ignored until it closes. Closing the stream stops
+    # its watching (a tell).
+    SocketRoute("agents activity", attach, detach=scanner.unwatch).serve(ws)

@@ -1,55 +1,34 @@
-"""The bottle app: thin routes that parse, check, ask an actor (with a timeout), and answer.
+"""The WSGI app: the Host and Origin rules on every request, then devhostd's own routes (thin:
+parse, check, ask an actor with a timeout, answer; web/routes/, one module a family), its
+WebSockets (web/sockets.py), and everything else (the pages' proxy, a plain page).
 
 Every answer under ``/__devhost__/`` is JSON; every refusal is ``{"error": <what to change>}``
-with a 4xx status. The WSGI wrapper in ``DevhostApp`` applies the Host and Origin rules to
-every request before a route sees it.
+with a 4xx status (web/edge.py).
 """
 from __future__ import annotations
 
 import base64
 import binascii
-import errno
 import io
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Callable
-from urllib.parse import parse_qs, urlencode
 
 import bottle
 import pykka
 
-import gevent
-import gevent.event
-
-from actors.harness_catalog import command_for, unavailable
-from actors.errors import ChatError
-from storage.manifest import HARNESS_IDS, ManifestSource
-from storage.panel import PanelError, PanelPositions, validate_position
-from storage.saved_conversations import saved_conversations
-from web import security
-from web.visual_pages import serve_visual
+from storage.manifest import ManifestSource
+from storage.panel import PanelPositions
+from web import edge, security
 from web.chat_socket import serve_chat_socket
+from web.control_page import plain_page
+from web.edge import Refusal, json_answer, request_hostname
 from web.log_socket import serve_log_socket
-from web.openapi import document as openapi_document
+from web.routes import harnesses, panel, sessions, stack
 from web.thread_socket import parse_since, serve_thread_socket
-from web.commands import check_model
-from web.routing import RouteError, resolve_directory
+from web.visual_pages import serve_visual
 
-ASK_TIMEOUT = 10.0
-RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
-MODELS_TIMEOUT = 45.0
-MAX_JSON_BODY = 64 * 1024
-_UUID_CHARS = set("0123456789abcdefABCDEF-")
-
-
-# How the Chat API answers a refusal of the chat runtime (actors/errors.py).
-HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "request-not-found": 404,
-               "subagent-not-found": 404, "task-not-found": 404, "item-not-found": 404,
-               "bookmark-not-found": 404, "too-many-bookmarks": 409, "invalid-attachments": 400,
-               "visual-invalid": 400, "visual-too-large": 413,
-               "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400, "forbidden": 403,
-               "unavailable": 503, "storage-full": 507, "storage-failed": 503}
+ROUTE_FAMILIES = (stack, harnesses, sessions, panel)
 
 
 @dataclass
@@ -83,53 +62,6 @@ class Context:
 VISUALS_HOSTNAME = "visuals.localhost"
 
 
-class Refusal(Exception):
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-
-
-def _json(value, status: int = 200) -> bottle.HTTPResponse:
-    return bottle.HTTPResponse(json.dumps(value), status=status,
-                               headers={"Content-Type": "application/json", "Cache-Control": "no-store"})
-
-
-def refusals_as_json(function):
-    """A route whose Refusal becomes its JSON answer: {"error": ...} with the refusal's status."""
-    def wrapped(*args, **kwargs):
-        try:
-            return function(*args, **kwargs)
-        except Refusal as exc:
-            return _json({"error": str(exc)}, exc.status)
-        except OSError as exc:
-            if exc.errno not in (errno.EMFILE, errno.ENFILE):
-                raise
-            # Out of file descriptors: the daemon is full, not broken.
-            return _json({"error": "devhostd has no file descriptors left: close some sessions, or raise its limit "
-                                   "(ulimit -n) and restart it"}, 503)
-    wrapped.__name__ = function.__name__
-    return wrapped
-
-
-def _ask(future, timeout: float = ASK_TIMEOUT):
-    try:
-        return future.get(timeout=timeout)
-    except pykka.Timeout:
-        raise Refusal(503, "the daemon is busy; try again in a moment") from None
-    except pykka.ActorDeadError:
-        raise Refusal(404, "that session is gone (it was replaced by its resume)") from None
-    except ChatError as exc:
-        raise Refusal(HTTP_STATUS.get(exc.code, 400), str(exc)) from None
-
-
-def _waited(result: gevent.event.AsyncResult, timeout: float):
-    """What an actor answered later (an AsyncResult), refused as an ask's answer would be."""
-    result.wait(timeout)
-    if not result.ready():
-        raise Refusal(503, "the daemon is still reading that conversation; try again in a moment")
-    return _ask(result, timeout)
-
-
 @dataclass
 class Endpoint:
     """A WebSocket under /__devhost__/: ``check(environ)`` runs before the upgrade and raises
@@ -153,14 +85,14 @@ class DevhostApp:
             "/__devhost__/ws/chat": Endpoint(
                 check=lambda environ: _chat_for_socket(context, environ),
                 serve=lambda ws, environ, found: serve_chat_socket(
-                    ws, context, *found, _request_hostname(context, environ))),
+                    ws, context, *found, request_hostname(context, environ))),
             "/__devhost__/ws/log": Endpoint(
                 check=lambda environ: _log_directory(context, environ),
                 serve=lambda ws, environ, root: serve_log_socket(ws, root)),
             "/__devhost__/ws/thread": Endpoint(
                 check=lambda environ: _chat_for_socket(context, environ, thread=True),
                 serve=lambda ws, environ, found: serve_thread_socket(
-                    ws, context, *found, _request_hostname(context, environ))),
+                    ws, context, *found, request_hostname(context, environ))),
         }
         self.fallback = plain_page(context)
         self.raw_upgrade = None
@@ -304,40 +236,20 @@ def _handshake_refusal(environ) -> str | None:
     return None
 
 
-def _request_hostname(context: Context, environ) -> str | None:
-    """The routed hostname a request came to, or None on the control origin."""
-    host = (environ.get("HTTP_HOST") or "").lower()
-    if host == context.control_host.lower():
-        return None
-    return host.rsplit(":", 1)[0]
-
-
-def _query(environ) -> dict[str, str]:
-    return {key: values[0] for key, values in parse_qs(environ.get("QUERY_STRING", "")).items()}
-
-
-def _directory(context: Context, environ, page_url, target) -> str:
-    try:
-        return resolve_directory(context.manifests.current(), page_url, target,
-                                 request_hostname=_request_hostname(context, environ), source_root=context.source_root)
-    except RouteError as exc:
-        raise Refusal(exc.status, str(exc)) from None
-
-
 def _chat_for_socket(context: Context, environ, thread: bool = False):
-    query = _query(environ)
+    query = edge.query(environ)
     session_id = query.get("sessionId")
     if not session_id:
         raise Refusal(400, "sessionId is required in the WebSocket address")
     if thread:
-        if _request_hostname(context, environ) is None:
+        if request_hostname(context, environ) is None:
             raise Refusal(403, "the thread socket belongs to a routed page: connect from the page's own hostname")
         try:
             parse_since(query.get("since"))
         except ValueError as exc:
             raise Refusal(400, str(exc)) from None
-    directory = _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
-    chat, record = _ask(context.registry.session(session_id))
+    directory = edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
+    chat, record = edge.ask(context.registry.session(session_id))
     if chat is None or record["projectRootPath"] != directory:
         raise Refusal(404, f"no session {session_id} in this directory")
     return chat, record, query
@@ -345,184 +257,30 @@ def _chat_for_socket(context: Context, environ, thread: bool = False):
 
 def _log_directory(context: Context, environ) -> str:
     """The directory whose log a page may read: its own (the Chat API's scoping)."""
-    if _request_hostname(context, environ) is None:
+    if request_hostname(context, environ) is None:
         raise Refusal(403, "the log stream belongs to a routed page: connect from the page's own hostname")
-    query = _query(environ)
-    return _directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
-
-
-def _body(request) -> dict:
-    data = request.body.read(MAX_JSON_BODY + 1)
-    if len(data) > MAX_JSON_BODY:
-        raise Refusal(413, f"the JSON body must be at most {MAX_JSON_BODY} bytes")
-    try:
-        value = json.loads(data or b"null")
-    except (ValueError, RecursionError):
-        raise Refusal(400, "the body must be JSON") from None
-    if not isinstance(value, dict):
-        raise Refusal(400, "the body must be a JSON object")
-    return value
-
-
-def build_routes(context: Context) -> bottle.Bottle:
-    app = bottle.Bottle(catchall=True)
-    request = bottle.request
-
-    handler = refusals_as_json
-
-    def directory_from_query():
-        return _directory(context, request.environ, request.query.get("pageURL"), request.query.get("chatTarget"))
-
-    @app.get("/__devhost__/openapi.json")
-    @handler
-    def openapi():
-        return _json(openapi_document())
-
-    @app.get("/__devhost__/config.json")
-    @handler
-    def config():
-        manifest = context.manifests.current()
-        return _json({
-            "name": manifest.name,
-            "controlOrigin": context.control_origin,
-            "devhostSourceRootPath": context.source_root,
-            "manifestPath": manifest.path or "",
-            "services": [{"name": s.name, "host": s.host, "url": f"http://{s.host}:{context.port}/",
-                          "projectRootPath": s.root, "proxied": bool(s.upstream)} for s in manifest.services],
-            "features": {"chat": True},
-        })
-
-    @app.get("/__devhost__/chat/harnesses")
-    @handler
-    def harnesses():
-        directory = directory_from_query()
-        manifest = context.manifests.current()
-        return _json({"harnesses": _ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)})
-
-    @app.post("/__devhost__/chat/sessions")
-    @handler
-    def create_session():
-        body = _body(request)
-        directory = _directory(context, request.environ, body.get("pageURL"), body.get("target"))
-        harness = body.get("harness")
-        if harness not in HARNESS_IDS:
-            raise Refusal(400, f"harness must be one of: {', '.join(HARNESS_IDS)}")
-        model = body.get("model")
-        if model is not None:
-            try:
-                model = check_model(model) or None
-            except ValueError as exc:
-                raise Refusal(400, str(exc)) from None
-        resume_id = body.get("resumeId")
-        if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
-                                      or not set(resume_id) <= _UUID_CHARS):
-            raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
-        manifest = context.manifests.current()
-        command = command_for(harness, manifest.commands)
-        missing = unavailable(harness, command)
-        if missing:
-            raise Refusal(400, f"harness {harness} is not available: {missing}")
-        record = _ask(context.registry.create_session(harness, directory, command, model,
-                                                      resume_id.lower() if resume_id else None))
-        if isinstance(record, gevent.event.AsyncResult):
-            record = _waited(record, RESUME_TIMEOUT)  # a resume: the CLI's files are read meanwhile
-        return _json(record, 201)
-
-    @app.get("/__devhost__/chat/sessions")
-    @handler
-    def list_sessions():
-        return _json({"sessions": _ask(context.registry.sessions(directory_from_query()))})
-
-    @app.get("/__devhost__/chat/saved")
-    @handler
-    def saved():
-        """The CLIs' own saved conversations of this page's folder that no session holds:
-        resumable with POST /chat/sessions {resumeId}, their transcript kept."""
-        directory = directory_from_query()
-        held = {record.get("nativeSessionId") for record in _ask(context.registry.sessions(directory))}
-        # File work on the hub's threadpool: reading many transcripts never holds the hub.
-        found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ)))
-        return _json({"conversations": [c for c in found if c["nativeSessionId"] not in held]})
-
-    @app.post("/__devhost__/chat/sessions/<session_id>/close")
-    @handler
-    def close_session(session_id):
-        directory = directory_from_query()
-        chat, record = _ask(context.registry.session(session_id))
-        if chat is None or record["projectRootPath"] != directory:
-            raise Refusal(404, f"no session {session_id} in this directory")
-        return _json(_ask(chat.close(1000)))
-
-    @app.route("/__devhost__/chat/panel", method=["GET", "PUT"])
-    @handler
-    def panel():
-        manifest = context.manifests.current()
-        if manifest.path is None:
-            raise Refusal(404, "panel positions are kept per manifest; this daemon runs without one")
-        if request.method == "GET":
-            return _json({"position": context.panels.load(manifest.path)})
-        try:
-            position = validate_position(_body(request))
-        except PanelError as exc:
-            raise Refusal(400, str(exc)) from None
-        # fsync and rename on the hub's threadpool: file work never holds the hub.
-        gevent.get_hub().threadpool.apply(context.panels.save, (manifest.path, position))
-        return _json({"position": position})
-
-    def error_page(res):
-        res.content_type = "application/json"
-        if res.status_code == 405:
-            return json.dumps({"error": f"method {request.method} is not allowed here"})
-        if res.status_code == 404:
-            return json.dumps({"error": f"nothing is served at {request.path}"})
-        return json.dumps({"error": "the daemon failed on this request; it is logged"})
-
-    app.default_error_handler = error_page
-    return app
+    query = edge.query(environ)
+    return edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
 
 
 def add_unknown_routes(app: bottle.Bottle) -> None:
     @app.route("/__devhost__/<path:path>", method=["GET", "POST", "PUT", "DELETE", "PATCH"])
     def unknown(path):
-        return _json({"error": f"nothing is served at /__devhost__/{path}"}, 404)
+        return json_answer({"error": f"nothing is served at /__devhost__/{path}"}, 404)
 
 
-def plain_page(context: Context):
-    """What the daemon serves outside /__devhost__/ when nothing else does: on the control origin,
-    the stack's own page (its routed pages, each with its agents' activity, and the manifest)."""
-    def app(environ, start_response):
-        manifest = context.manifests.current()
-        hostname = _request_hostname(context, environ)
-        if hostname is None:
-            body = control_page_html(manifest, context.port)
-        else:
-            title = bottle.html_escape(f"{manifest.name}: {hostname}")
-            body = (f"<!doctype html><meta charset=utf-8><title>{title}</title>"
-                    f"<h1>{title}</h1><p>devhostd serves this stack.</p>")
-        data = body.encode()
-        start_response("200 OK", [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(data))),
-                                  ("Cache-Control", "no-store")])
-        return [data]
+def build_routes(context: Context) -> bottle.Bottle:
+    app = bottle.Bottle(catchall=True)
+    for family in ROUTE_FAMILIES:
+        family.install(app, context)
+
+    def error_page(res):
+        res.content_type = "application/json"
+        if res.status_code == 405:
+            return json.dumps({"error": f"method {bottle.request.method} is not allowed here"})
+        if res.status_code == 404:
+            return json.dumps({"error": f"nothing is served at {bottle.request.path}"})
+        return json.dumps({"error": "the daemon failed on this request; it is logged"})
+
+    app.default_error_handler = error_page
     return app
-
-
-def control_page_html(manifest, port: int) -> str:
-    esc = bottle.html_escape
-    rows = []
-    for service in manifest.services:
-        url = f"http://{service.host}:{port}/"
-        activity = "/__devhost__/agents/activity?" + urlencode({"pageURL": url, "chatTarget": "project"})
-        rows.append(f"<li><a href=\"{esc(url)}\">{esc(url)}</a> &mdash; {esc(service.name)}, "
-                    f"<code>{esc(service.root)}</code>"
-                    f"{' (proxied to ' + esc(service.upstream) + ')' if service.upstream else ''}"
-                    f" &middot; <a href=\"{esc(activity)}\">agents working there</a></li>")
-    where = (f"the manifest <code>{esc(manifest.path)}</code>" if manifest.path else
-             "no manifest: the folder devhostd was started in is the one routed page (add a "
-             "<code>devhost.toml</code> there, or pass <code>--config</code>, to route more)")
-    return (f"<!doctype html><html lang=en><meta charset=utf-8>"
-            f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{esc(manifest.name)}</title>"
-            f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 3rem auto; "
-            f"padding: 0 1rem\">"
-            f"<h1>{esc(manifest.name)}</h1><p>devhostd serves this stack from {where}. Open a page to chat with "
-            f"the coding agents in its checkout (the round button in its corner):</p>"
-            f"<ul>{''.join(rows)}</ul></body></html>")

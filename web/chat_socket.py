@@ -12,68 +12,62 @@ import gevent
 
 from actors.chatlog import daemon_log
 from actors.core.visuals import with_visuals
-from actors.guard import spawn_logged
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from actors.tell import tell
 from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, prompt_for
-from web.commands import CommandError, Interrupt, Respond, Send, parse_command
+from web.commands import CommandError, Interrupt, Send, parse_command
 from web.routing import RouteError, resolve_directory
-from web.sinks import SocketSink, abort, encoded_once, write_live
-from web.websocket import MessageTooBig
+from web.sinks import abort, encoded_once, write_live
+from web.sockets import NotAttached, SocketRoute, frame
+
+TOO_BIG = b'{"type":"error","message":"a frame over 16 MiB was refused; a send must fit in 8 MiB"}'
+
 
 def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
-    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
-    try:
-        subscriber, record, pending, reader = chat.attach(sink).get(timeout=10)
-    except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
-        ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
-        ws.close(1011)
-        return
-    writer = spawn_logged(_write, ws, sink, record, pending, reader)
-    try:
-        _read(ws, context, chat, subscriber, record["projectRootPath"], query, request_hostname, sink)
-    finally:
-        tell(chat, "detach", subscriber)  # nothing waits on it; a chat gone already is no error
-        sink.close(1000)
-        writer.join(timeout=5)
-        if not writer.dead:
-            writer.kill(block=False)
+    root, session_id = record["projectRootPath"], query.get("sessionId")
+
+    def attach(sink):
+        try:
+            return chat.attach(sink).get(timeout=10)  # (subscriber, record, pending, reader)
+        except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
+            raise NotAttached(f"could not attach to the session: {exc}") from None
+
+    def respond(command, sink, attached):
+        tell(chat, "respond", attached[0], command.request_id, command.result)
+
+    receive = page_commands(context, chat, lambda attached: attached[0], root, query, request_hostname, parse_command,
+                            lambda exc: refusal(exc.command_id, str(exc), session_id),
+                            lambda command: refusal(getattr(command, "command_id", None), MOVED, chat_id=session_id),
+                            respond)
+
+    SocketRoute("chat", attach, receive, encode=encode, too_big=TOO_BIG, write=_write,
+                # nothing waits on the detach; a chat gone already is no error
+                detach=lambda attached: tell(chat, "detach", attached[0])).serve(ws)
+
+
+def page_commands(context, chat, subscriber_of, root, query, request_hostname, parse, unreadable, moved, other):
+    """How a page socket takes a frame: ``parse`` it (a CommandError is answered ``unreadable``),
+    refuse it (``moved``) once the page's checkout is no longer the session's, tell the chat a
+    send or an interrupt, and hand anything else to ``other(command, sink, attached)``."""
+    def receive(message, sink, attached):
+        try:
+            command = parse(message)
+        except CommandError as exc:
+            sink.push(unreadable(exc))
+            return
+        if directory_now(context, query, request_hostname) != root:
+            sink.push(moved(command))
+        elif isinstance(command, Send):
+            tell(chat, "send", subscriber_of(attached), command, page_prompt(context.manifests.current(), root))
+        elif isinstance(command, Interrupt):
+            tell(chat, "interrupt", subscriber_of(attached))
+        else:
+            other(command, sink, attached)
+    return receive
 
 
 MOVED = ("this page's checkout changed since the session started; the session keeps working in its "
          "own directory: open a new session for the current checkout")
-
-
-def commands(ws, sink, parse, refuse):
-    """A page's commands as they come, parsed; an unreadable one is refused (``refuse(error)``)
-    and skipped. Ends when the page closes, or with a 1009 close for a frame over the limit."""
-    while not sink.closed:
-        try:
-            message = ws.receive()
-        except MessageTooBig:
-            sink.push(frame({"type": "error", "message": "a frame over 16 MiB was refused; a send must fit in 8 MiB"}))
-            sink.close(1009, "message too big")
-            return
-        if message is None:
-            return
-        try:
-            yield parse(message)
-        except CommandError as exc:
-            sink.push(refuse(exc))
-
-
-def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
-    session_id = query.get("sessionId")
-    for command in commands(ws, sink, parse_command, lambda exc: refusal(exc.command_id, str(exc), session_id)):
-        if directory_now(context, query, request_hostname) != root:
-            sink.push(refusal(getattr(command, "command_id", None), MOVED, chat_id=session_id))
-            continue
-        if isinstance(command, Send):
-            tell(chat, "send", subscriber, command, page_prompt(context.manifests.current(), root))
-        elif isinstance(command, Interrupt):
-            tell(chat, "interrupt", subscriber)
-        elif isinstance(command, Respond):
-            tell(chat, "respond", subscriber, command.request_id, command.result)
 
 
 def page_prompt(manifest, root: str) -> str:
@@ -91,7 +85,8 @@ def directory_now(context, query, request_hostname) -> str | None:
         return None
 
 
-def _write(ws, sink, record, pending, reader) -> None:
+def _write(ws, sink, attached) -> None:
+    _, record, pending, reader = attached
     try:
         try:
             ws.send_fragments(_snapshot_pieces(record, pending, reader))
@@ -149,7 +144,3 @@ def refusal(command_id, message: str, chat_id=None) -> bytes:
     if command_id:
         return frame({"type": "command_result", "sessionId": chat_id, "commandId": command_id, "error": message})
     return frame({"type": "error", "message": message})
-
-
-def frame(value) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()

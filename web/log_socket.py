@@ -9,15 +9,8 @@ tool's input or output, or an answer. The page sends nothing.
 """
 from __future__ import annotations
 
-import json
-
 from actors.chatlog import BOOK
-from actors.guard import spawn_logged
-from web.sinks import SocketSink, abort, write_live
-
-
-def _frame(value) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+from web.sockets import SocketRoute, frame
 
 
 def _public(entry: dict) -> dict:
@@ -25,22 +18,14 @@ def _public(entry: dict) -> dict:
 
 
 def encode(entry: dict) -> list[bytes]:
-    return [_frame({"type": "entry", "entry": _public(entry)})]
+    return [frame({"type": "entry", "entry": _public(entry)})]
 
 
 def serve_log_socket(ws, root: str) -> None:
-    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
-    latest = BOOK.subscribe(root, sink)
-    sink.push(_frame({"type": "snapshot", "entries": [_public(e) for e in latest]}))
-    writer = spawn_logged(write_live, ws, sink)
-    try:
-        while not sink.closed and ws.receive() is not None:
-            pass  # nothing is read from the page; its frames are ignored until it closes
-    except Exception:  # noqa: BLE001 - a broken or oversized frame ends the stream like a close
-        pass
-    finally:
-        BOOK.unsubscribe(root, sink)
-        sink.close(1000)
-        writer.join(timeout=5)
-        if not writer.dead:
-            writer.kill(block=False)
+    def attach(sink):
+        latest = BOOK.subscribe(root, sink)
+        sink.push(frame({"type": "snapshot", "entries": [_public(e) for e in latest]}))
+        return sink
+
+    # Nothing is read from the page: its frames are ignored until it closes.
+    SocketRoute("log", attach, encode=encode, detach=lambda sink: BOOK.unsubscribe(root, sink)).serve(ws)

@@ -10,7 +10,7 @@ from gevent.pywsgi import WSGIServer
 from actors.chatlog import daemon_log
 from web import agents, pages, sinks
 from web.app import Context, DevhostApp
-from web.core import CoreExtension
+from web.core.extension import CoreExtension
 from web.websocket import SAME_USER, DevhostHandler
 
 # Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).

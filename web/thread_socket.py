@@ -28,37 +28,38 @@ import json
 
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
-from actors.guard import spawn_logged
 from actors.messages import ChatBookmarks, ChatEvent, ChatVisuals, CommandResult, Notice, SessionState
 from actors.tell import tell
-from web.chat_socket import MOVED, commands, directory_now, frame, page_prompt, refusal
+from web import command_rules as rules
+from web.chat_socket import MOVED, TOO_BIG, page_commands, refusal
 from web.chat_socket import encode as chat_encode
 from web.commands import CommandError, Interrupt, Send, parse_command
-from web.sinks import SocketSink, abort, encoded_once, write_live
+from web.sinks import abort, encoded_once, write_live
+from web.sockets import NotAttached, SocketRoute, frame
 
 ASK_TIMEOUT = 10.0
-DECISIONS = ("allow", "allow-always", "deny")
 
 
 def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname) -> None:
-    sink = SocketSink(abort=lambda: abort(ws), encode=encode)
-    try:
-        since = parse_since(query.get("since"))
-        attached = chat.thread_attach(sink, since).get(timeout=ASK_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
-        ws.send_text(frame({"type": "error", "message": f"could not attach to the session: {exc}"}))
-        ws.close(1011)
-        return
-    writer = spawn_logged(_write, ws, sink, _first_frames(attached, f"http://{context.visuals_host}"),
-                          attached["session"]["id"])
-    try:
-        _read(ws, context, chat, attached["subscriber"], record["projectRootPath"], query, request_hostname, sink)
-    finally:
-        tell(chat, "thread_detach", attached["subscriber"], attached["reader"])
-        sink.close(1000)
-        writer.join(timeout=5)
-        if not writer.dead:
-            writer.kill(block=False)
+    root, session_id = record["projectRootPath"], query.get("sessionId")
+
+    def attach(sink):
+        try:
+            return chat.thread_attach(sink, parse_since(query.get("since"))).get(timeout=ASK_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
+            raise NotAttached(f"could not attach to the session: {exc}") from None
+
+    receive = page_commands(context, chat, lambda attached: attached["subscriber"], root, query, request_hostname,
+                            _parse, lambda exc: _unreadable(exc, session_id),
+                            lambda command: _answer_refused(command, MOVED, session_id),
+                            lambda command, sink, attached: _settle(chat, command, sink))
+
+    def write(ws, sink, attached):
+        _write(ws, sink, _first_frames(attached, f"http://{context.visuals_host}"), attached["session"]["id"])
+
+    SocketRoute("thread", attach, receive, encode=encode, too_big=TOO_BIG, write=write,
+                detach=lambda attached: tell(chat, "thread_detach", attached["subscriber"], attached["reader"])
+                ).serve(ws)
 
 
 def parse_since(value) -> int | None:
@@ -94,20 +95,6 @@ def _write(ws, sink, first: list[bytes], session: str) -> None:
     write_live(ws, sink)
 
 
-def _read(ws, context, chat, subscriber, root, query, request_hostname, sink) -> None:
-    session_id = query.get("sessionId")
-    for command in commands(ws, sink, _parse, lambda exc: _unreadable(exc, session_id)):
-        if directory_now(context, query, request_hostname) != root:
-            sink.push(_answer_refused(command, MOVED, session_id))
-            continue
-        if isinstance(command, Send):
-            tell(chat, "send", subscriber, command, page_prompt(context.manifests.current(), root))
-        elif isinstance(command, Interrupt):
-            tell(chat, "interrupt", subscriber)
-        else:
-            _settle(chat, command, sink)
-
-
 def _answer_refused(command, text: str, session_id) -> bytes:
     if isinstance(command, dict):  # an answer names its request; a stop names nothing more
         named = {"requestId": command["requestId"]} if "requestId" in command else {}
@@ -141,48 +128,37 @@ def _settle(chat, command: dict, sink) -> None:
 
 
 def _parse(message):
-    """A page's frame: a send or interrupt (web/commands.py), or an answer in the core's words."""
+    """A page's frame: a send or interrupt (web/commands.py), or a request in the core's words
+    (web/command_rules.py: the core's own checks)."""
     try:
         value = json.loads(message)
     except (ValueError, RecursionError):
         value = None
     kind = value.get("type") if isinstance(value, dict) else None
-    if kind in ("stopTask", "stopSubagent"):
-        field = "taskId" if kind == "stopTask" else "subagentId"
-        if not isinstance(value.get(field), str) or not value[field] or len(value[field]) > 300:
-            raise CommandError(f"{kind} needs the {field} of what to stop")
-        return {"type": kind, field: value[field]}
-    if kind in ("bookmark", "unbookmark"):
-        if not isinstance(value.get("itemId"), str) or not value["itemId"] or len(value["itemId"]) > 300:
-            raise CommandError(f"{kind} needs the itemId of a message or an answer")
-        name = value.get("name") if kind == "bookmark" else None
-        if name is not None and (not isinstance(name, str) or len(name) > 4000):
-            raise CommandError("a bookmark's name must be text")
-        return {"type": kind, "itemId": value["itemId"], "name": name}
-    if kind == "configure":
-        if not isinstance(value.get("resumeAtReset"), bool):
-            raise CommandError("configure takes resumeAtReset: true or false")
-        return {"type": kind, "resumeAtReset": value["resumeAtReset"]}
-    if kind not in ("approve", "answer"):
+    if kind not in ("stopTask", "stopSubagent", "bookmark", "unbookmark", "configure", "approve", "answer"):
         command = parse_command(message)
         if not isinstance(command, (Send, Interrupt)):
             raise CommandError("on the thread socket a request is answered with approve or answer, not respond")
         return command
-    request_id = value.get("requestId")
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-        raise CommandError(f"{kind} needs the requestId of the approval or question it answers")
-    if kind == "approve":
-        if value.get("decision") not in DECISIONS:
-            raise AnswerRefused(request_id, f"approve needs a decision: one of {', '.join(DECISIONS)}")
-        said = value.get("message")
-        if said is not None and (not isinstance(said, str) or len(said) > 4000):
-            raise AnswerRefused(request_id, "an approval's message must be text of at most 4000 characters")
-        return {"type": kind, "requestId": request_id, "decision": value["decision"], "message": said}
-    answers = value.get("answers")
-    if not isinstance(answers, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= 20_000
-                                                for k, v in answers.items()):
-        raise AnswerRefused(request_id, "answer needs answers: {questionId: the answer's text}")
-    return {"type": kind, "requestId": request_id, "answers": answers}
+    try:
+        if kind == "stopTask":
+            return {"type": kind, "taskId": rules.task_id(value)}
+        if kind == "stopSubagent":
+            return {"type": kind, "subagentId": rules.subagent_id(value)}
+        if kind in ("bookmark", "unbookmark"):
+            item = rules.item_id(value)
+            return {"type": kind, "itemId": item, "name": rules.bookmark_name(value) if kind == "bookmark" else None}
+        if kind == "configure":
+            return {"type": kind, "resumeAtReset": rules.resume_at_reset(value, required=True)}
+        if kind == "approve":
+            request_id, decision, said = rules.approval(value)
+            return {"type": kind, "requestId": request_id, "decision": decision, "message": said}
+        request_id, answers = rules.answers(value)
+        return {"type": kind, "requestId": request_id, "answers": answers}
+    except rules.Invalid as exc:
+        if exc.request_id is not None:
+            raise AnswerRefused(exc.request_id, str(exc)) from None
+        raise CommandError(str(exc)) from None
 
 
 class AnswerRefused(CommandError):

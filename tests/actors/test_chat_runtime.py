@@ -21,7 +21,8 @@ import pytest
 from actors.messages import Send
 from actors.registry import CoreClients, Registry
 from tests.actors.shutdown import shut_down
-from web import chat_socket, core
+from web import chat_socket
+from web.core import wire
 
 FAKE = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_claude.py"))
 FAKE_CODEX = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_codex.py"))
@@ -59,7 +60,7 @@ def page_sink() -> Sink:
 
 
 def core_sink() -> Sink:
-    return Sink(core.encode)
+    return Sink(wire.encode)
 
 
 @pytest.fixture

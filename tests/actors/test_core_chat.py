@@ -18,7 +18,7 @@ from actors.errors import ChatError
 from actors.core.thread import NOT_RESUMED, Thread
 from actors.registry import CoreClients, Registry
 from tests.actors.shutdown import shut_down
-from web.core import encode
+from web.core.wire import encode
 from storage.chat_store import ChatStore, encode_id, read_log
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
 from tests.peers import CLAUDE, claude_env, require_peers

@@ -35,7 +35,7 @@ def _rule_pattern(rule: str) -> re.Pattern:
 def test_the_document_names_exactly_the_routes_the_daemon_serves():
     from web import agents, pages
     from web.app import Context, DevhostApp
-    from web.core import CoreExtension
+    from web.core.extension import CoreExtension
     context = Context(manifests=None, registry=None, catalog=None, panels=None, address="127.0.0.1", port=1,
                       source_root=None)
     app = DevhostApp(context, extensions=[pages.EXTENSION, agents.EXTENSION, CoreExtension()])

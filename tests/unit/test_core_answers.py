@@ -6,7 +6,7 @@ import json
 
 import gevent
 
-from web.core import LONG_LIST, encode_answer
+from web.core.wire import LONG_LIST, encode_answer
 
 
 def test_an_answer_with_a_long_list_reads_back_as_it_was():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from web import agents
-from web.app import Refusal
+from web.edge import Refusal
 
 
 class Context:

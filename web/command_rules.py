@@ -1,0 +1,91 @@
+"""The checks of the requests both the chat core (web/core) and the panel's thread socket
+(web/thread_socket.py) take: one rule and one message for each, so both edges refuse the same
+input the same way. Pure; each edge says a refusal in its own envelope.
+
+The limits are the seed's where it gives one (a task's id and a subagent's 1..256 characters).
+"""
+from __future__ import annotations
+
+MAX_ITEM_ID = 300
+MAX_BACKGROUND_ID = 256  # a task's or a subagent's id
+MAX_TEXT = 4000  # a bookmark's name (cut at 120 when kept), an approval's message
+MAX_ANSWER = 20_000
+DECISIONS = ("allow", "allow-always", "deny")
+
+
+class Invalid(ValueError):
+    """A request that cannot be read; ``request_id`` names the approval or question it answers,
+    when it names one that could be read (that request is open again)."""
+
+    def __init__(self, message: str, request_id=None):
+        super().__init__(message)
+        self.request_id = request_id
+
+
+def _id(value, limit: int) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= limit
+
+
+def task_id(payload: dict) -> str:
+    if not _id(payload.get("taskId"), MAX_BACKGROUND_ID):
+        raise Invalid(f"stopTask needs the taskId of what to stop (1..{MAX_BACKGROUND_ID} characters)")
+    return payload["taskId"]
+
+
+def subagent_id(payload: dict) -> str:
+    """A delegated agent named by its item's id or task id (``subagentId``), or, in the seed's
+    words, by the tool call that started it (``toolUseId``)."""
+    key = "toolUseId" if "toolUseId" in payload and "subagentId" not in payload else "subagentId"
+    if not _id(payload.get(key), MAX_BACKGROUND_ID):
+        raise Invalid(f"a subagent is named by its subagentId (or toolUseId), 1..{MAX_BACKGROUND_ID} characters")
+    return payload[key]
+
+
+def item_id(payload: dict, of: str = "a bookmark") -> str:
+    """The item a request is about: ``of`` says whose (a bookmark's, a question's)."""
+    if not _id(payload.get("itemId"), MAX_ITEM_ID):
+        raise Invalid(f"{of} needs the itemId of the item it is about (1..{MAX_ITEM_ID} characters)")
+    return payload["itemId"]
+
+
+def bookmark_name(payload: dict) -> str | None:
+    name = payload.get("name")
+    if name is not None and (not isinstance(name, str) or len(name) > MAX_TEXT):
+        raise Invalid("a bookmark's name must be text (it is cut at 120 characters)")
+    return name
+
+
+def request_id(payload: dict, kind: str):
+    value = payload.get("requestId")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise Invalid(f"{kind} needs the requestId of the approval or question it answers (a string or a number)")
+    return value
+
+
+def approval(payload: dict) -> tuple:
+    """(requestId, decision, message) of an approve."""
+    request = request_id(payload, "approve")
+    if payload.get("decision") not in DECISIONS:
+        raise Invalid(f"approve needs a decision: one of {', '.join(DECISIONS)}", request)
+    said = payload.get("message")
+    if said is not None and (not isinstance(said, str) or len(said) > MAX_TEXT):
+        raise Invalid(f"an approval's message must be text of at most {MAX_TEXT} characters", request)
+    return request, payload["decision"], said
+
+
+def answers(payload: dict) -> tuple:
+    """(requestId, answers) of an answer to a question."""
+    request = request_id(payload, "answer")
+    given = payload.get("answers")
+    if not isinstance(given, dict) or not all(isinstance(k, str) and isinstance(v, str) and len(v) <= MAX_ANSWER
+                                              for k, v in given.items()):
+        raise Invalid(f"answer needs answers: {{questionId: the answer's text (at most {MAX_ANSWER} characters)}}",
+                      request)
+    return request, given
+
+
+def resume_at_reset(payload: dict, required: bool) -> bool | None:
+    value = payload.get("resumeAtReset")
+    if (value is not None or required) and not isinstance(value, bool):
+        raise Invalid("configure takes resumeAtReset: true or false")
+    return value

@@ -1,0 +1,121 @@
+"""The core's requests of a chat's background work: a delegated agent's own conversation (read
+from the CLI's transcript, a page at a time, and watched as it grows), and stopping a task or
+an agent (the seed's B22-B24)."""
+from __future__ import annotations
+
+import os
+import time
+
+import gevent
+
+from actors.errors import ChatError
+from actors.guard import spawn_logged
+from storage.cli_files import claude_subagent_transcript
+from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
+from web import command_rules as rules
+from web.core.payload import ASK_TIMEOUT, chat_id, chat_of, checked, get
+from web.sockets import frame
+
+SUBAGENT_PAGE = 50
+MAX_WATCHED = 8  # subagents one client may watch at once
+WATCH_POLL = 0.5  # seconds between looks at a watched transcript
+WATCH_LIMIT = 30 * 60.0  # a watch ends after this long, whatever happens
+
+
+def subagent(service, payload, client):
+    """A delegated agent's own conversation, read from the CLI's transcript, a page at a time;
+    ``watch`` (on a socket) sends chat.subagentChanged as it grows."""
+    chat = chat_id(payload)
+    cursor, limit = payload.get("cursor", 0), payload.get("limit", SUBAGENT_PAGE)
+    if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+        raise ChatError("bad-request", "`cursor` must be a position (0 or more) a previous page gave")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
+        raise ChatError("bad-request", "`limit` must be 1..100")
+    watch = payload.get("watch")
+    if watch is not None and not isinstance(watch, bool):
+        raise ChatError("bad-request", "`watch` must be true or false")
+    source = get(chat_of(service, payload).subagent_source(checked(rules.subagent_id, payload)))
+    if watch is False and client is not None:  # released before reading (the seed's rule)
+        watcher = client.watching.pop((chat, source["subagentId"]), None)
+        if watcher is not None:
+            watcher.kill(block=False)
+    items, stamp = _subagent_items(source)
+    page = items[cursor:cursor + limit]
+    answer = {"subagentId": source["subagentId"], "toolUseId": source.get("toolUseId"), "status": source["status"],
+              "live": source["status"] == "running",
+              "source": "codex-thread" if source["harness"] == "codex" else "claude-transcript",
+              "items": page, "total": len(items),
+              **({"nextCursor": cursor + len(page)} if cursor + len(page) < len(items) else {})}
+    if watch:
+        if client is None:
+            raise ChatError("bad-request", "watch streams events: use the WebSocket /__devhost__/ws/core")
+        key = (chat, source["subagentId"])
+        if key not in client.watching:
+            if len(client.watching) >= MAX_WATCHED:
+                raise ChatError("bad-request", f"a client may watch at most {MAX_WATCHED} subagents at once")
+            client.watching[key] = spawn_logged(_watch_subagent, service, client, chat, source, len(items), stamp)
+    return answer
+
+
+def stop_task(service, payload, client):
+    task = checked(rules.task_id, payload)
+    return get(chat_of(service, payload).stop_task(task))
+
+
+def stop_subagent(service, payload, client):
+    agent = checked(rules.subagent_id, payload)
+    return get(chat_of(service, payload).stop_subagent(agent))
+
+
+def _subagent_items(source: dict, known: tuple | None = None) -> tuple[list[dict] | None, tuple | None]:
+    """The agent's items, read from the CLI's file on the hub's threadpool, and the file's
+    (size, mtime) they were read at; (None, known) when the file is as ``known`` (unread)."""
+    def read():
+        if source["harness"] == "codex":
+            path, items_of = codex_transcript(source["agent"], dict(os.environ)), codex_child_items
+        else:
+            path, items_of = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ)), \
+                lambda found: claude_items(found, sidechain=True)
+        if path is None:
+            return [], None
+        try:
+            info = os.stat(path)
+        except OSError:
+            return [], None
+        stamp = (info.st_size, info.st_mtime_ns)
+        if stamp == known:
+            return None, known
+        return items_of(path), stamp
+    return gevent.get_hub().threadpool.apply(read)
+
+
+def _watch_subagent(service, client, chat_id: str, source: dict, seen: int,
+                    stamp: tuple | None) -> None:
+    """Sends chat.subagentChanged with the items a watched agent's transcript gained, until the
+    agent ended and its file stopped growing, the client left, or WATCH_LIMIT passed. The file is
+    read again only when its size or time changed."""
+    started, quiet = time.monotonic(), 0
+    try:
+        while not client.sink.closed and time.monotonic() - started < WATCH_LIMIT:
+            gevent.sleep(WATCH_POLL)
+            fresh, stamp = _subagent_items(source, stamp)  # None: the file is as it was
+            status = get(service.registry.chat(chat_id).get(timeout=ASK_TIMEOUT).subagent_source(
+                source["subagentId"]))["status"]
+            grown = fresh is not None and len(fresh) > seen
+            if grown or status != source["status"]:
+                client.sink.push(frame({"type": "event", "event": "chat.subagentChanged", "payload": {
+                    "chatId": chat_id, "subagentId": source["subagentId"], "status": status,
+                    "items": fresh[seen:] if grown else [], "total": len(fresh) if grown else seen}}))
+                seen, source = len(fresh) if grown else seen, {**source, "status": status}
+                quiet = 0
+            elif status != "running":
+                quiet += 1
+                if quiet >= 2:
+                    return  # it ended, and its file says nothing more
+    except ChatError:
+        return  # the chat or the agent is gone
+    finally:
+        client.watching.pop((chat_id, source["subagentId"]), None)
+
+
+REQUESTS = {"chat.subagent": subagent, "chat.stopTask": stop_task, "chat.stopSubagent": stop_subagent}

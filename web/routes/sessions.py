@@ -1,0 +1,81 @@
+"""The Chat API's sessions: open one (new, or the resume of a CLI's saved conversation), list
+and close a page's sessions, and list the saved conversations no session holds."""
+from __future__ import annotations
+
+import os
+
+import bottle
+import gevent
+import gevent.event
+
+from actors.harness_catalog import command_for, unavailable
+from storage.manifest import HARNESS_IDS
+from storage.saved_conversations import saved_conversations
+from web import edge
+from web.commands import check_model
+from web.edge import Refusal, json_answer, json_body, refusals_as_json
+
+RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
+_UUID_CHARS = set("0123456789abcdefABCDEF-")
+
+
+def install(app, context) -> None:
+    request = bottle.request
+
+    def directory_from_query():
+        return edge.page_directory(context, request.environ, request.query.get("pageURL"),
+                                   request.query.get("chatTarget"))
+
+    @app.post("/__devhost__/chat/sessions")
+    @refusals_as_json
+    def create_session():
+        body = json_body(request)
+        directory = edge.page_directory(context, request.environ, body.get("pageURL"), body.get("target"))
+        harness = body.get("harness")
+        if harness not in HARNESS_IDS:
+            raise Refusal(400, f"harness must be one of: {', '.join(HARNESS_IDS)}")
+        model = body.get("model")
+        if model is not None:
+            try:
+                model = check_model(model) or None
+            except ValueError as exc:
+                raise Refusal(400, str(exc)) from None
+        resume_id = body.get("resumeId")
+        if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
+                                      or not set(resume_id) <= _UUID_CHARS):
+            raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
+        command = command_for(harness, context.manifests.current().commands)
+        missing = unavailable(harness, command)
+        if missing:
+            raise Refusal(400, f"harness {harness} is not available: {missing}")
+        record = edge.ask(context.registry.create_session(harness, directory, command, model,
+                                                          resume_id.lower() if resume_id else None))
+        if isinstance(record, gevent.event.AsyncResult):  # a resume: the CLI's files are read meanwhile
+            record = edge.waited(record, RESUME_TIMEOUT,
+                                 busy="the daemon is still reading that conversation; try again in a moment")
+        return json_answer(record, 201)
+
+    @app.get("/__devhost__/chat/sessions")
+    @refusals_as_json
+    def list_sessions():
+        return json_answer({"sessions": edge.ask(context.registry.sessions(directory_from_query()))})
+
+    @app.get("/__devhost__/chat/saved")
+    @refusals_as_json
+    def saved():
+        """The CLIs' own saved conversations of this page's folder that no session holds:
+        resumable with POST /chat/sessions {resumeId}, their transcript kept."""
+        directory = directory_from_query()
+        held = {record.get("nativeSessionId") for record in edge.ask(context.registry.sessions(directory))}
+        # File work on the hub's threadpool: reading many transcripts never holds the hub.
+        found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ)))
+        return json_answer({"conversations": [c for c in found if c["nativeSessionId"] not in held]})
+
+    @app.post("/__devhost__/chat/sessions/<session_id>/close")
+    @refusals_as_json
+    def close_session(session_id):
+        directory = directory_from_query()
+        chat, record = edge.ask(context.registry.session(session_id))
+        if chat is None or record["projectRootPath"] != directory:
+            raise Refusal(404, f"no session {session_id} in this directory")
+        return json_answer(edge.ask(chat.close(1000)))

@@ -1,0 +1,26 @@
+"""What the stack is: its OpenAPI document and its configuration (the routed pages)."""
+from __future__ import annotations
+
+from web.edge import json_answer, refusals_as_json
+from web.openapi import document as openapi_document
+
+
+def install(app, context) -> None:
+    @app.get("/__devhost__/openapi.json")
+    @refusals_as_json
+    def openapi():
+        return json_answer(openapi_document())
+
+    @app.get("/__devhost__/config.json")
+    @refusals_as_json
+    def config():
+        manifest = context.manifests.current()
+        return json_answer({
+            "name": manifest.name,
+            "controlOrigin": context.control_origin,
+            "devhostSourceRootPath": context.source_root,
+            "manifestPath": manifest.path or "",
+            "services": [{"name": s.name, "host": s.host, "url": f"http://{s.host}:{context.port}/",
+                          "projectRootPath": s.root, "proxied": bool(s.upstream)} for s in manifest.services],
+            "features": {"chat": True},
+        })
