@@ -22,6 +22,7 @@ from tests.agent_fakes import (FIXTURES, Agents, ClaudeRun, append_jsonl, claude
                                pi_session_path)
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
 from tests.mock_openai import MockOpenAI
+from tests.sinks import Sink
 from tests.mock_openai import text_reply as openai_text
 from tests.peers import CODEX, codex_env, require_peers
 
@@ -32,26 +33,6 @@ class Clock:
 
     def __call__(self):
         return self.now
-
-
-class Sink:
-    def __init__(self):
-        self.messages = []
-        self.closed = False
-
-    def push(self, frame: bytes):
-        self.messages.append(json.loads(frame))
-
-    def close(self, code, reason=""):
-        self.closed = True
-
-    def wait_for(self, predicate, timeout=30, what="a message"):
-        with gevent.Timeout(timeout, AssertionError(f"no {what} in {self.messages[-10:]}")):
-            while True:
-                for message in self.messages:
-                    if predicate(message):
-                        return message
-                gevent.sleep(0.05)
 
 
 @pytest.fixture
@@ -306,11 +287,11 @@ def test_the_stream_follows_agents_from_the_moment_it_opens(live, agents, work, 
                  pi_message("toolResult", text="é" * 5000, tool="bash"),
                  pi_message("assistant", text="All green."))
     sink.wait_for(lambda m: m["eventType"] == "turn_end", what="the turn's end")
-    assert [(m["eventType"], m.get("toolName")) for m in sink.messages] == [
+    assert [(m["eventType"], m.get("toolName")) for m in sink.frames] == [
         ("tool_call", "bash"), ("tool_result", "bash"), ("turn_end", None)]
-    assert sink.messages[0]["text"] == "make test" and sink.messages[0]["harness"] == "pi"
-    assert len(sink.messages[1]["text"].encode()) <= 4096 and sink.messages[1]["text"].endswith("…")
-    assert all(m["pid"] == sink.messages[0]["pid"] for m in sink.messages)
+    assert sink.frames[0]["text"] == "make test" and sink.frames[0]["harness"] == "pi"
+    assert len(sink.frames[1]["text"].encode()) <= 4096 and sink.frames[1]["text"].endswith("…")
+    assert all(m["pid"] == sink.frames[0]["pid"] for m in sink.frames)
 
     # An agent that resumes an old session after the stream opened replays it.
     old = pi_session_path(home, work, began_ms=1_700_000_000_000)
@@ -319,7 +300,7 @@ def test_the_stream_follows_agents_from_the_moment_it_opens(live, agents, work, 
     resumed = agents.fake("pi", work, home)
     append_jsonl(old, pi_message("user", text="continuing"))  # written since it started: its session
     sink.wait_for(lambda m: m.get("text") == "continuing", what="the resumed session")
-    replay = [m for m in sink.messages if m["pid"] == resumed.pid]
+    replay = [m for m in sink.frames if m["pid"] == resumed.pid]
     assert [(m["eventType"], m.get("text")) for m in replay] == [
         ("run_started", "."), ("turn_start", "old question"), ("turn_end", "old answer"), ("turn_start", "continuing")]
 
@@ -327,10 +308,10 @@ def test_the_stream_follows_agents_from_the_moment_it_opens(live, agents, work, 
     sink.wait_for(lambda m: m["eventType"] == "run_exited" and m["pid"] == resumed.pid, what="run_exited")
     proxy.unwatch(watch_id)
     assert proxy.watching().get(timeout=10) == 0
-    count = len(sink.messages)
+    count = len(sink.frames)
     append_jsonl(path, pi_message("user", text="after the stream closed"))
     gevent.sleep(0.5)
-    assert len(sink.messages) == count
+    assert len(sink.frames) == count
 
 
 def test_a_closed_sink_stops_its_watching(live, work):

@@ -1,11 +1,9 @@
 """The Chat actor in-process, on the real Claude Code CLI: what the web layer cannot reach."""
 from __future__ import annotations
 
-import json
 import os
 import uuid
 
-import gevent
 import pytest
 
 from actors.chat import Chat
@@ -14,33 +12,11 @@ from actors.registry import CoreClients
 from storage.chat_store import ChatStore
 from storage.history import EventHistory
 from web.chat_socket import encode
+from tests.sinks import Sink
 from tests.mock_anthropic import MockAnthropic, text_reply
 from tests.peers import CLAUDE, claude_env, require_peers
 from tests.tiers import needs
 from actors.messages import Send
-
-
-class RecordingSink:
-    """Stands in for a socket: keeps what the chat pushes, in order."""
-
-    def __init__(self):
-        self.frames = []
-        self.closed_with = None
-
-    def push(self, message):
-        # Encoded as a socket's sink would: the test reads what a page reads.
-        self.frames += [json.loads(frame) for frame in encode(message)]
-
-    def close(self, code, reason=""):
-        self.closed_with = code
-
-    def wait_for(self, predicate, timeout=60):
-        with gevent.Timeout(timeout, AssertionError(f"no matching frame in {self.frames[-10:]}")):
-            while True:
-                for frame in self.frames:
-                    if predicate(frame):
-                        return frame
-                gevent.sleep(0.05)
 
 
 @pytest.fixture
@@ -65,7 +41,7 @@ def test_a_history_write_failure_stops_the_cli_and_reports_an_error(tmp_path, cl
                      start_cli=True)
     chat = ref.proxy()
     try:
-        sink = RecordingSink()
+        sink = Sink(encode)
         subscriber = chat.attach(sink).get(timeout=10)[0]
         command_id = str(uuid.uuid4())
         chat.send(subscriber, Send(command_id, "hello", None), "")

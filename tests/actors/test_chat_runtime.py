@@ -10,7 +10,6 @@ settled on the other. The real CLIs stay the acceptance layer (tests/integration
 """
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from pathlib import Path
@@ -23,36 +22,15 @@ from actors.registry import CoreClients, Registry
 from tests.actors.shutdown import shut_down
 from web import chat_socket
 from web.core import wire
+from tests.sinks import Sink
 
 FAKE = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_claude.py"))
 FAKE_CODEX = (sys.executable, str(Path(__file__).resolve().parents[1] / "fake_codex.py"))
 ASK = 10
 
 
-class Sink:
-    """A socket's stand-in: what it is told, encoded as its real sink would, decoded, in order."""
-
-    def __init__(self, encode):
-        self._encode = encode
-        self.frames: list[dict] = []
-        self.closed_with = None
-
-    def push(self, message) -> None:
-        self.frames += [json.loads(frame) for frame in self._encode(message)]
-
-    def close(self, code, reason=""):
-        self.closed_with = code
-
-    def wait_for(self, predicate, what: str, timeout: float = 5) -> dict:
-        with gevent.Timeout(timeout, AssertionError(f"no {what} in {self.frames[-8:]}")):
-            while True:
-                for frame in self.frames:
-                    if predicate(frame):
-                        return frame
-                gevent.sleep(0.005)
-
-    def results(self) -> list[dict]:
-        return [f for f in self.frames if f["type"] == "command_result"]
+def results(sink) -> list[dict]:
+    return [f for f in sink.frames if f["type"] == "command_result"]
 
 
 def page_sink() -> Sink:
@@ -123,8 +101,8 @@ def test_one_sockets_sends_go_out_in_order_each_after_the_previous_acknowledgeme
     subscriber, sink = attach(chat)
     first, second = send(chat, subscriber, "one"), send(chat, subscriber, "two")
     result_event(sink, "echo: two")
-    assert [r["commandId"] for r in sink.results()] == [first, second]
-    assert all(r["delivery"] in ("queued", "started") for r in sink.results())
+    assert [r["commandId"] for r in results(sink)] == [first, second]
+    assert all(r["delivery"] in ("queued", "started") for r in results(sink))
     assert [i["text"] for i in items(chat, "user")] == ["one", "two"]
     assert [i["text"] for i in items(chat, "assistant")] == ["echo: one", "echo: two"]
 
@@ -137,7 +115,7 @@ def test_a_result_goes_to_the_socket_that_sent_and_events_to_every_socket(runtim
     command_id = send(chat, sender, "hello")
     result_event(other, "echo: hello")
     sent_from.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == command_id, "the result")
-    assert other.results() == []
+    assert results(other) == []
     events = [f["sequence"] for f in other.frames if f["type"] == "event"]
     assert events == [f["sequence"] for f in sent_from.frames if f["type"] == "event"] \
         == list(range(1, len(events) + 1))
@@ -262,7 +240,7 @@ def test_a_codex_session_acknowledges_with_the_turns_start_and_builds_the_thread
     subscriber, page = attach(chat)
     command_id = send(chat, subscriber, "hello codex")
     codex_turn_done(page)
-    [result] = page.results()
+    [result] = results(page)
     assert (result["commandId"], result["delivery"]) == (command_id, "queued")  # Codex's answer to turn/start
     assert [i["text"] for i in items(chat, "user")] == ["hello codex"]
     assert [i["text"] for i in items(chat, "assistant")] == ["echo: hello codex"]
@@ -292,7 +270,7 @@ def test_a_clear_answers_every_send_it_cut_off_and_the_page_goes_on_sending(runt
     subscriber, page = attach(chat)
     lost, queued = send(chat, subscriber, "silent a"), send(chat, subscriber, "b")  # b waits behind a
     chat.clear(True).get(timeout=ASK)
-    answered = {r["commandId"]: r for r in page.results()}
+    answered = {r["commandId"]: r for r in results(page)}
     assert set(answered) == {lost, queued} and all(r.get("error") for r in answered.values())
     send(chat, subscriber, "c")
     result_event(page, "echo: c")

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 
-import gevent
 import pytest
 
 from actors.errors import ChatError
 from actors.core.thread import NOT_RESUMED, Thread
 from actors.registry import CoreClients, Registry
 from tests.actors.shutdown import shut_down
+from tests.sinks import Sink
 from web.core.wire import encode
 from storage.chat_store import ChatStore, encode_id, read_log
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply
@@ -27,38 +27,19 @@ from tests.tiers import needs
 ASK = 30  # seconds an ask may take (a first CLI start included); never asserted
 
 
-class Sink:
-    """Stands in for a core client's socket: keeps every frame pushed to it, decoded, in order."""
+def events(sink) -> list[dict]:
+    return [f["payload"]["event"] for f in sink.frames if f.get("event") == "chat.event"]
 
-    def __init__(self):
-        self.frames: list[dict] = []
 
-    def push(self, message) -> None:
-        # Encoded as a core socket's sink would: the test reads what a client reads.
-        self.frames += [json.loads(frame) for frame in encode(message)]
+def statuses(sink, chat_id: str) -> list[str]:
+    return [f["payload"]["info"]["status"] for f in sink.frames
+            if f.get("event") == "chat.status" and f["payload"]["chatId"] == chat_id]
 
-    def close(self, code, reason=""):
-        pass
 
-    def events(self) -> list[dict]:
-        return [f["payload"]["event"] for f in self.frames if f.get("event") == "chat.event"]
-
-    def statuses(self, chat_id: str) -> list[str]:
-        return [f["payload"]["info"]["status"] for f in self.frames
-                if f.get("event") == "chat.status" and f["payload"]["chatId"] == chat_id]
-
-    def wait_for(self, predicate, what: str, timeout: float = 60):
-        with gevent.Timeout(timeout, AssertionError(f"no {what} in {[_short(f) for f in self.frames[-12:]]}")):
-            while True:
-                for frame in self.frames:
-                    if predicate(frame):
-                        return frame
-                gevent.sleep(0.05)
-
-    def turn_ended(self, turn_id: str) -> dict:
-        frame = self.wait_for(lambda f: f.get("event") == "chat.event" and _item(f).get("id") == turn_id
-                              and _item(f).get("state") != "running", f"the end of {turn_id}")
-        return _item(frame)
+def turn_ended(sink, turn_id: str) -> dict:
+    frame = sink.wait_for(lambda f: f.get("event") == "chat.event" and _item(f).get("id") == turn_id
+                          and _item(f).get("state") != "running", f"the end of {turn_id}", show=_short)
+    return _item(frame)
 
 
 def _item(frame: dict) -> dict:
@@ -100,7 +81,7 @@ def core(tmp_path, mock, capsys):
     data = str(tmp_path / "data")
 
     def start(resuming_on: bool = False):
-        clients, status_sink = CoreClients(), Sink()
+        clients, status_sink = CoreClients(), Sink(encode)
         clients.add(status_sink)
         ref = Registry.start(data, clients, commands=lambda: {"claude-code": (str(CLAUDE),)},
                              resuming_on=resuming_on, environment=dict(os.environ))
@@ -130,7 +111,7 @@ def create(host, chat_id: str, cwd: str, **fields) -> dict:
 
 
 def attach(host, chat_id: str) -> tuple:
-    chat, sink = host.chat(chat_id).get(timeout=ASK), Sink()
+    chat, sink = host.chat(chat_id).get(timeout=ASK), Sink(encode)
     answer = chat.core_attach(sink).get(timeout=ASK)
     return chat, sink, answer
 
@@ -205,11 +186,11 @@ def test_a_turn_reaches_the_attached_client_as_events_in_sequence(core, project,
     assert answer["items"] == [] and answer["seq"] == 0
     sent = chat.core_send("hello").get(timeout=ASK)
     assert sent["queued"] is False
-    assert sink.turn_ended(sent["turnId"])["state"] == "done"
+    assert turn_ended(sink, sent["turnId"])["state"] == "done"
     seqs = [f["payload"]["seq"] for f in sink.frames]
     assert seqs == list(range(1, len(seqs) + 1))
     rebuilt = Thread(answer["info"], answer["items"])
-    for event in sink.events():
+    for event in events(sink):
         rebuilt.apply(event)
     kinds = [(i["kind"], i.get("text")) for i in rebuilt.snapshot()["items"] if i["kind"] in ("user", "assistant")]
     assert kinds == [("user", "hello"), ("assistant", "Hello from the core.")]
@@ -221,7 +202,7 @@ def test_what_the_client_saw_is_what_the_log_holds(core, project, mock):
     host = core()
     create(host, "c1", project)
     chat, sink, _ = attach(host, "c1")
-    sink.turn_ended(chat.core_send("hello").get(timeout=ASK)["turnId"])
+    turn_ended(sink, chat.core_send("hello").get(timeout=ASK)["turnId"])
     logged = read_log(ChatStore(host.data).log_path("c1"))
     sent = {f["payload"]["seq"]: f["payload"]["event"] for f in sink.frames}
     assert {line["seq"]: line["event"] for line in logged} == sent
@@ -232,11 +213,11 @@ def test_chat_status_goes_out_only_when_its_signature_changes(core, project, moc
     host = core()
     create(host, "c1", project)
     chat, sink, _ = attach(host, "c1")
-    sink.turn_ended(chat.core_send("hello").get(timeout=ASK)["turnId"])
+    turn_ended(sink, chat.core_send("hello").get(timeout=ASK)["turnId"])
     host.status_sink.wait_for(lambda f: f.get("event") == "chat.status" and f["payload"]["info"]["status"] == "idle",
                               "status idle")
-    infos = [e for e in sink.events() if e["type"] == "info"]
-    assert host.status_sink.statuses("c1") == ["running", "idle"]
+    infos = [e for e in events(sink) if e["type"] == "info"]
+    assert statuses(host.status_sink, "c1") == ["running", "idle"]
     assert len(infos) > 2  # running, the session id, the usage...: only two of them changed the signature
     assert not [f for f in sink.frames if f.get("event") == "chat.status"]  # chat.status is not a chat event
 
@@ -251,9 +232,9 @@ def test_an_approval_shows_in_the_status_and_an_answer_settles_it(core, project,
                                   and _item(f).get("decision") == "pending", "an approval"))
     assert pending["turnId"] == turn and pending["toolName"] == "Bash"
     chat.approve(pending["requestId"], "allow").get(timeout=ASK)
-    assert sink.turn_ended(turn)["state"] == "done"
+    assert turn_ended(sink, turn)["state"] == "done"
     assert os.path.exists(os.path.join(project, "made.txt"))
-    assert host.status_sink.statuses("c1") == ["running", "needs-you", "running", "idle"]
+    assert statuses(host.status_sink, "c1") == ["running", "needs-you", "running", "idle"]
     with pytest.raises(ChatError) as settled:
         chat.approve(pending["requestId"], "deny").get(timeout=ASK)
     assert settled.value.code == "request-not-found"
@@ -308,10 +289,10 @@ def test_a_history_cursor_from_before_a_clear_stays_expired_after_a_restart(core
     host = core()
     create(host, "h1", project)
     chat, sink, _ = attach(host, "h1")
-    sink.turn_ended(chat.core_send("first").get(timeout=ASK)["turnId"])
+    turn_ended(sink, chat.core_send("first").get(timeout=ASK)["turnId"])
     cursor = chat.history(None, 1).get(timeout=ASK)["history"]["cursor"]
     chat.clear().get(timeout=ASK)
-    sink.turn_ended(chat.core_send("second").get(timeout=ASK)["turnId"])
+    turn_ended(sink, chat.core_send("second").get(timeout=ASK)["turnId"])
     with pytest.raises(ChatError) as expired:
         chat.history(cursor, 1).get(timeout=ASK)
     assert expired.value.code == "history-expired"

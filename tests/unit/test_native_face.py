@@ -1,22 +1,12 @@
 """actors.native_face: a session's history and sockets, and what the sockets are told in what order."""
 from actors.native_face import NativeFace
-
-
-class Sink:
-    def __init__(self, name, told):
-        self.name, self._told = name, told
-
-    def push(self, message):
-        self._told.append((self.name, type(message).__name__))
-
-    def close(self, code, reason=""):
-        self._told.append((self.name, f"close {code}"))
+from tests.sinks import Sink
 
 
 def face_with(*names):
     told = []
     face = NativeFace("s1")
-    ids = {name: face.attach(Sink(name, told))[0] for name in names}
+    ids = {name: face.attach(Sink(name=name, journal=told))[0] for name in names}
     return face, ids, told
 
 
@@ -26,7 +16,7 @@ def test_events_are_stored_with_sequences_and_told_to_every_socket_in_order():
         face.store([b'{"n":1}', b'{"n":2}'])
         face.store([b'{"n":3}'])
         assert told == [("a", "NativeEvents"), ("b", "NativeEvents")] * 2
-        _, reader = face.attach(Sink("late", []))
+        _, reader = face.attach(Sink(name="late", journal=[]))
         assert [sequence for sequence, _ in reader] == [1, 2, 3]  # a late socket reads them all from disk
         reader.close()
     finally:
@@ -77,7 +67,7 @@ def test_a_new_history_goes_on_numbering_and_its_snapshot_says_what_was_released
         face.store([b'{"n":1}'])
         face.new_history()
         face.store([b'{"n":2}'])
-        _, reader = face.attach(Sink("x", []))
+        _, reader = face.attach(Sink(name="x", journal=[]))
         # A client that saw event 1 takes event 2 as new: numbers never start over in a session.
         assert list(reader) == [(2, b'{"n":2}')] and reader.released and reader.base == 1
         reader.close()
@@ -88,13 +78,13 @@ def test_a_new_history_goes_on_numbering_and_its_snapshot_says_what_was_released
 def test_a_released_history_holds_no_file_and_a_chat_nothing_ran_in_has_none():
     face = NativeFace("s")
     assert not face.holds_history
-    _, empty = face.attach(Sink("x", []))
+    _, empty = face.attach(Sink(name="x", journal=[]))
     assert list(empty) == [] and not empty.released
     face.store([b'{"n":1}', b'{"n":2}'])
     assert face.holds_history
     face.release()
     assert not face.holds_history
-    _, reader = face.attach(Sink("y", []))
+    _, reader = face.attach(Sink(name="y", journal=[]))
     assert list(reader) == [] and reader.released and reader.last_sequence == 2
     face.store([b'{"n":3}'])
     face.close()

@@ -6,11 +6,8 @@ import os
 
 from actors.agents.activity import Watch
 from actors.agents.rows import Found
+from tests.sinks import Sink
 from tests.agent_fakes import append_jsonl, pi_header, pi_message
-
-
-class Sink:
-    closed = False
 
 
 def _agent(pid, path, cwd="/w/p", start=1):
