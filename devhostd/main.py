@@ -18,6 +18,12 @@ import gevent.event
 import gevent.monkey
 import pykka
 
+from devhostd.packages import refusal
+
+if refusal():  # before web, actors and storage are imported: they may be another distribution's
+    raise SystemExit(refusal())
+
+
 from actors import proctree
 from actors.agent_tokens import AgentTokens
 from actors.chatlog import daemon_log

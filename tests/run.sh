@@ -4,7 +4,8 @@
 # Extra arguments go to pytest, e.g. `bash tests/run.sh -k approval -x`.
 #
 # `bash tests/run.sh --fast [pytest arguments]`: the fast tier, every test that needs neither the
-# real CLIs, Vite nor a browser (markers peers, vite, browser: tests/tiers.py). It installs only
+# real CLIs, Vite, a browser nor a package install into a fresh venv (markers peers, vite,
+# browser, install: tests/tiers.py). It installs only
 # the Python packages. tests/browser/ is not even collected: its conftest imports Playwright,
 # which the fast tier does not install, and every test there is a browser test anyway.
 set -euo pipefail
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 if [ "${1:-}" = "--fast" ]; then
   shift
-  exec python3 -m pytest -m "not peers and not vite and not browser" --ignore=tests/browser "$@"
+  exec python3 -m pytest -m "not peers and not vite and not browser and not install" --ignore=tests/browser "$@"
 fi
 bash tests/peers.sh
 # Browser tests: Debian's Chromium, driven by Playwright for Python (which downloads no browser

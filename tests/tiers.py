@@ -9,7 +9,9 @@ a new test gets them without anyone remembering to write them:
 - every test under tests/browser/ carries ``browser``;
 - a test that reaches a CLI in its own body (not through a fixture) is marked by hand.
 
-``bash tests/run.sh --fast`` deselects all three (setup.cfg registers them).
+``install`` (tests/integration/test_install.py, by hand) marks a test that pip-installs the
+checkout into a fresh venv. ``bash tests/run.sh --fast`` deselects all four (setup.cfg registers
+them).
 """
 from __future__ import annotations
 
