@@ -1,4 +1,4 @@
-"""A conversation's link to its CLI: one process generation at a time.
+"""A conversation's link to its CLI: one process at a time, told apart by its serial.
 
 A plain object owned by the Chat actor (actors/chat.py). It starts the CLI (a CliProcess
 actor), writes the harness driver's frames to it, decodes what it writes back into the
@@ -9,7 +9,15 @@ Messages come from an *origin*: a Chat-API socket (its subscriber id) or the cha
 (``CORE``: its turns and steers). Sends of one origin go out one at a time, each after the
 previous one's acknowledgement; the result goes back to its origin only. What the link cannot
 decide alone it tells its owner (``LinkOwner``): a result, the evidence about a message, the
-end of a turn, a note for a person.
+end of a turn, a note for a person. Its timers (the start's watchdog, an acknowledgement's
+wait, a request's deadline) come back to the link itself, through the actor (actors/tell.py
+``call_later``). Nobody else writes its fields: the chat says what happens (``abandon``,
+``end_for_fault``, ``forget_conversation``) and the link changes its own state.
+
+Each CLI process is started with the link's ``process_serial``, which the process puts on
+everything it tells (its frames, its failure, its exit). The serial goes up at every start and
+at every retirement, so what a retired or earlier process still says is never taken for the
+current one's.
 """
 from __future__ import annotations
 
@@ -24,11 +32,11 @@ import gevent.event
 
 from actors import chatlog, proctree
 from actors.cli_process import CliProcess
-from actors.guard import on_threadpool, spawn_later_logged, spawn_logged
+from actors.guard import on_threadpool, spawn_logged
 from actors.harness import effects as fx
 from actors.messages import Send, is_lowercase_uuid
 from actors.session_rules import compose_message
-from actors.tell import tell
+from actors.tell import call_later
 
 ACK_TIMEOUT = 15.0  # seconds without evidence before a send reads "unconfirmed"
 # Seconds a new CLI has to get ready (its handshake, and Codex's thread): one watchdog for every
@@ -49,6 +57,7 @@ class LinkOwner(Protocol):
     def link_turn_started(self) -> None: ...
     def link_plan_usage(self, usage: dict) -> None: ...
     def link_facts(self, facts: dict) -> None: ...
+    def link_changed(self) -> None: ...  # the record changed outside a batch of frames
 
 
 @dataclass
@@ -83,7 +92,7 @@ class CliLink:
         self.driver = None
         self.cli = None
         self._cli_ref = None
-        self.generation = 0
+        self.process_serial = 0  # see the module's docstring
         self.starting = False
         self.turn_active = False
         self.turn_started_at = None
@@ -109,7 +118,7 @@ class CliLink:
     # ---- the process ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.generation += 1
+        self.process_serial += 1
         resume_id = self.native_id
         # The CLI's folders are globbed and its file read on the hub's threadpool (file work
         # never holds the hub); this chat waits, the others go on.
@@ -127,17 +136,31 @@ class CliLink:
         self.starting = True
         self._live += 1
         self.gone.clear()
-        self._cli_ref = CliProcess.start(self._actor_ref, self.generation, argv, folder,
+        self._cli_ref = CliProcess.start(self._actor_ref, self.process_serial, argv, folder,
                                          proctree.make_tag(self._chat_id), self.harness.LABEL, self._agent_env(),
                                          session_id=self._chat_id)
         self.cli = self._cli_ref.proxy()
         self._owner.link_started()
         self.write(self.driver.start_frames())
-        spawn_later_logged(self.start_deadline, tell, self._actor_ref, "on_start_deadline", self.generation)
+        call_later(self.start_deadline, self._actor_ref, self._start_deadline_passed, self.process_serial)
 
-    def start_overdue(self, generation: int) -> bool:
-        """True when the process of ``generation`` is still the current one and still not ready."""
-        return generation == self.generation and self.starting and self.cli is not None
+    def is_current(self, process_serial: int) -> bool:
+        """Whether what a process of that serial says counts (it is the current process's)."""
+        return process_serial == self.process_serial
+
+    def start_overdue(self, process_serial: int) -> bool:
+        """True when the process of that serial is still the current one and still not ready."""
+        return process_serial == self.process_serial and self.starting and self.cli is not None
+
+    def _start_deadline_passed(self, process_serial: int) -> None:
+        if self.start_overdue(process_serial):
+            self._start_failed(f"{self.harness.LABEL} did not get ready within {self.start_deadline:g} s "
+                               "of starting, so devhost ended it; send again to start it anew")
+            self._owner.link_changed()
+
+    def _start_failed(self, message: str) -> None:
+        self.starting = False
+        self._owner.link_start_failed(message)  # the chat ends the process (end_for_fault)
 
     def _agent_env(self) -> dict[str, str]:
         """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd
@@ -159,7 +182,7 @@ class CliLink:
         answered with ``reason`` (none of them can be acknowledged by a retired process, and a
         queue left behind one would never move again)."""
         self.stop()
-        self.generation += 1
+        self.process_serial += 1  # what it still says counts no more
         if self._cli_ref is not None:
             self._retired.append(self._cli_ref)  # still ending: shut() waits for it too
         self.cli = None
@@ -170,17 +193,49 @@ class CliLink:
         self.fail_sends(reason)
         self._outbox.clear()
 
-    def exited(self, generation: int) -> bool:
-        """Counts an exit; True when it is the current process's (the chat must react)."""
+    def exited(self, process_serial: int) -> bool:
+        """Counts an exit; True when it is the current process's (the chat must react): its
+        requests are no longer waited on and its turn is over."""
         self._live -= 1
         if self._live <= 0:
             self.gone.set()
-        if generation != self.generation:
+        if process_serial != self.process_serial:
             return False
         self.cli = None
         self._cli_ref = None
         self.starting = False
+        self.pending.clear()
+        self.turn_active = False
         return True
+
+    def abandon(self, reason: str) -> None:
+        """Nothing of the CLI is waited on any more (the session closed, the history broke):
+        every send is answered with ``reason``, no request is pending, no turn runs. The
+        process, if any, is left to the caller to stop."""
+        self.fail_sends(reason)
+        self.pending.clear()
+        self.turn_active = False
+
+    def end_for_fault(self, reason: str) -> None:
+        """The CLI cannot go on (never ready, stopped reading, broke its protocol): its turn is
+        over, every send is answered with ``reason`` and the process is ended; its requests
+        stay listed until its exit, which follows."""
+        self.turn_active = False
+        self.fail_sends(reason)
+        self.terminate()
+
+    def terminate(self) -> None:
+        """Ends the process at once, with no stop frames (its exit follows)."""
+        if self.cli is not None:
+            self.cli.terminate()
+
+    def forget_conversation(self) -> None:
+        """The next CLI starts a new conversation instead of resuming this one (a clear)."""
+        self.native_id = None
+
+    def heard(self) -> None:
+        """The current CLI wrote something (the heartbeat measures quiet from here)."""
+        self.last_event_at = time.monotonic()
 
     def shut(self) -> None:
         """The actor stops: each CliProcess's on_stop ends its process tree. No exit reaches a
@@ -240,7 +295,7 @@ class CliLink:
             self.model = model or None
         joined = self.turn_active
         entry = InFlight(origin, command.command_id, time.monotonic())
-        entry.timer = spawn_later_logged(self._ack_timeout, tell, self._actor_ref, "on_ack_timeout", message_id)
+        entry.timer = call_later(self._ack_timeout, self._actor_ref, self.ack_timed_out, message_id)
         self.in_flight[message_id] = entry
         text = compose_message(command.text, prompt)
         self.write(self.driver.message_frames(message_id, text, list(command.images), model))
@@ -300,6 +355,35 @@ class CliLink:
         self._log("turn.interrupt", turn=self._chatlog.turn, pending=len(self.pending))
         return True
 
+    def waits_on(self, request_id) -> bool:
+        """Whether the CLI waits for an answer to that native request."""
+        return request_id in self.pending
+
+    def pending_ids(self) -> list:
+        """The native requests waiting for an answer, in the order they came."""
+        return list(self.pending)
+
+    def stop_turn(self) -> bool:
+        """Asks a ready CLI to stop its turn; False when none holds one it can stop (still
+        starting, or its turn has no id yet)."""
+        frames = self.driver.interrupt_frames() if self.cli is not None and not self.starting else []
+        if frames:
+            self.write(frames)
+        return bool(frames)
+
+    def stop_task(self, task_id: str, kind: str) -> bool:
+        """Asks the CLI to end one background task; False when it cannot (or none runs)."""
+        frames = self.driver.stop_task_frames(task_id, kind) if self.cli is not None else []
+        if frames:
+            self.write(frames)
+        return bool(frames)
+
+    def compact(self) -> None:
+        """Asks the CLI to fold its context natively (Codex), starting it when none runs."""
+        if self.cli is None:
+            self.start()
+        self.write(self.driver.compact_frames())
+
     def respond(self, request_id, result: dict) -> None:
         """Answers a native request (ValueError: the driver refuses the answer; nothing sent)."""
         frames = self.driver.respond_frames(request_id, result, self.pending[request_id])
@@ -307,6 +391,11 @@ class CliLink:
         self.write(frames)
         self._log("request.answered", request=request_id, kind=kind, waited=self._waited(request_id),
                   delivered=self.cli is not None)
+
+    def _deadline_passed(self, process_serial: int, request_id) -> None:
+        if process_serial == self.process_serial and self.driver is not None:
+            self.expire(request_id)
+            self._owner.link_changed()
 
     def expire(self, request_id) -> None:
         self._log("error", kind="timeout", request=request_id, waited=self._waited(request_id))
@@ -369,11 +458,10 @@ class CliLink:
             self.write(list(effect.frames))
             return False
         if isinstance(effect, fx.Deadline):
-            spawn_later_logged(effect.seconds, tell, self._actor_ref, "on_deadline", self.generation,
-                               effect.request_id)
+            call_later(effect.seconds, self._actor_ref, self._deadline_passed, self.process_serial, effect.request_id)
             return False
         if isinstance(effect, fx.StartFailed):
-            self._owner.link_start_failed(effect.message)
+            self._start_failed(effect.message)
             return True
         if isinstance(effect, fx.Retry):
             self.retrying = {k: v for k, v in (("attempt", effect.attempt), ("of", effect.of),

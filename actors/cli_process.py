@@ -50,12 +50,14 @@ HIDDEN_FROM_CLI = frozenset({"DEVHOSTD_TOKEN", "DEVHOSTD_CHAT"})
 
 
 class CliProcess(pykka.ThreadingActor):
-    def __init__(self, owner, generation: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str,
+    def __init__(self, owner, process_serial: int, argv: list[str], cwd: str, tag: tuple[str, str], label: str,
                  agent_env: dict[str, str] | None = None, session_id: str = ""):
         super().__init__()
         self._agent_env = agent_env or {}
         self._owner = owner  # its chat (a ref or proxy): on_cli_frames / on_cli_exit / on_cli_failed
-        self._generation = generation
+        # Its link's count at its start (actors/cli_link.py): on everything it tells, so its chat
+        # can tell a retired process's last words from the current one's.
+        self._process_serial = process_serial
         self._argv = argv
         self._cwd = cwd
         self._tag = tag  # (name, value) for the environment; see proctree.make_tag
@@ -184,7 +186,7 @@ class CliProcess(pykka.ThreadingActor):
 
     def _tell_owner(self, method: str, *args) -> None:
         # A tell: a chat removed first (a closed session replaced by its resume) is no error.
-        tell(self._owner, method, self._generation, *args)
+        tell(self._owner, method, self._process_serial, *args)
 
     def _report_exit(self, code, stderr_tail):
         if not self._exit_reported:

@@ -9,6 +9,12 @@ DELTA_TICK before they go out (the thread itself always holds the whole text).
 Clients are sinks (``push`` never blocks): those attached to this chat get every
 ``ChatEvent``; every connected client gets ``ChatStatus`` when the status signature changes.
 The registry is told each new info, so listing never asks a chat.
+
+It owns the thread and its info: the Chat's controllers change them only through its methods
+(``update_info`` for the info, ``enqueue``/``unqueue``/``to_front``/``steer_*`` for the queue,
+``begin_turn``/``note``/``upsert``… for items), each of which logs and sends the events of the
+change; they read ``thread`` and ``info`` freely. Its timers (the delta flush, the store retry)
+come back to it through the chat's actor (actors/tell.py ``call_later``).
 """
 from __future__ import annotations
 
@@ -23,10 +29,10 @@ from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.projector import PROJECTORS
 from actors.core.thread import Thread, new_info
-from actors.guard import on_threadpool, spawn_later_logged
+from actors.guard import on_threadpool
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.status import status_signature
-from actors.tell import tell
+from actors.tell import call, call_later, tell
 from actors.core import attachments as files
 from storage import sidecars, write_failure
 from storage.attachments import AttachmentStore
@@ -49,8 +55,10 @@ def provider_of(harness) -> str:
 class DurableFace:
     def __init__(self, *, chat_id: str, harness, cwd: str, model: str | None, runtime_mode: str, store, clients,
                  registry, actor_ref, stored=None, resume: str | None = None, imported: list | None = None,
-                 log: chatlog.ChatLog | None = None):
+                 log: chatlog.ChatLog | None = None, on_store_changed=None, workdir: str | None = None,
+                 limit_resume: bool = False):
         self.chat_id = chat_id
+        self._on_store_changed = on_store_changed  # () -> None: the chat stops its turn and tells the person
         self._harness = harness
         self._log = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
         self._tools: dict[str, float] = {}  # running tool item id -> when it started (monotonic)
@@ -104,6 +112,9 @@ class DurableFace:
             self.seq = 0
             self.reset_seq = 0
             self.fresh = True
+        if workdir and workdir != self.info["cwd"]:
+            self.info["workdir"] = workdir  # a resumed conversation's own folder in cwd: its CLI runs there
+        self.info["limitResume"] = limit_resume  # whether this host takes limited turns up again (clients ask)
         # The chat's cost before the running process, and when the last turn ended (a turn's own
         # cost is what was reported in between).
         self._cost_base = self._cost_mark = self.info["usage"].get("costUsd", 0)
@@ -138,9 +149,6 @@ class DurableFace:
     def detach(self, subscriber: int) -> None:
         self._attached.pop(subscriber, None)
 
-    def detach_all(self) -> None:
-        self._attached.clear()
-
     def history(self, cursor: str | None, limit: int) -> dict:
         self.flush_delta()
         return page(self.thread.snapshot()["items"], self.reset_seq, cursor, limit)
@@ -148,9 +156,12 @@ class DurableFace:
     # ---- the CLI's frames ----------------------------------------------------------------------
 
     def new_process(self) -> None:
-        """A CLI process starts: its items get ids of a generation of their own, so a restarted
-        CLI never overwrites what an earlier one wrote. Its cost adds to what earlier ones cost."""
-        self.projector = PROJECTORS[self._harness.HARNESS_ID](str(int(time.time() * 1000)))
+        """A CLI process starts: its items' ids begin with an id prefix of its own (when it
+        started, in ms: unique across restarts of the daemon too), so a restarted CLI that counts
+        from 1 again never overwrites what an earlier one wrote. Its cost adds to what earlier
+        ones cost."""
+        id_prefix = str(int(time.time() * 1000))
+        self.projector = PROJECTORS[self._harness.HARNESS_ID](id_prefix)
         self._cost_base = self.info["usage"].get("costUsd", 0)
 
     def report(self, facts: dict) -> None:
@@ -244,6 +255,84 @@ class DurableFace:
             self.emit(self.thread.upsert({**question, "state": "answered"}))
         self.projector.settled(request_id)
 
+    # ---- what the chat's controllers change -----------------------------------------------------
+
+    def update_info(self, *, drop: tuple[str, ...] = (), **changes) -> None:
+        """The one way the chat's controllers change the info: ``changes`` set, ``drop`` removed,
+        then one ``info`` event (its requests' summaries and status made anew) to every client.
+        With neither, the info is only announced again (after a change to the queue, say)."""
+        info = self.info
+        for key in drop:
+            info.pop(key, None)
+        info.update(changes)
+        self.emit(self.thread.refresh_info())
+
+    def begin_turn(self, turn_id: str, origin: str = "user", label: str | None = None) -> None:
+        """A turn with no message of the person's (the CLI's own, a take-up, a compaction)."""
+        self.emit(self.thread.open_turn(turn_id, origin=origin, label=label))
+
+    def add_user(self, turn_id: str, text: str, user_id: str, images: int = 0) -> None:
+        self.emit(self.thread.add_user(turn_id, text, user_id, images))
+
+    def note(self, level: str, text: str, turn_id: str | None = None) -> None:
+        self.emit(self.thread.note(level, text, turn_id=turn_id))
+
+    def upsert(self, item: dict) -> None:
+        self.emit(self.thread.upsert(item))
+
+    def process_gone(self) -> None:
+        """The CLI ended: nothing runs, its background work went with it."""
+        self.update_info(running=False)
+        self.emit(self.thread.stop_background())
+
+    def cancel_requests(self) -> None:
+        self.emit(self.thread.cancel_requests())
+
+    def turn_failed(self, reason: str) -> None:
+        """The running turn failed for a reason outside it (its CLI died): a note, and the
+        chat reads error until its next turn."""
+        self.note("error", reason)
+        self.thread.failed = True
+
+    def enqueue(self, text: str, attachments: list[dict] | None = None, steering: bool = False) -> dict:
+        """A message waits in the queue (``steering``: offered to the running turn meanwhile)."""
+        message = q.enqueue(self.info, text, attachments)
+        if steering:
+            message["steering"] = True
+        self.update_info()
+        return message
+
+    def unqueue(self, message_id: str) -> dict:
+        message = q.take(self.info, message_id, self.chat_id)
+        self.update_info()
+        return message
+
+    def to_front(self, message_id: str) -> None:
+        q.to_front(self.info, message_id, self.chat_id)
+        self.update_info()
+
+    def queued(self, message_id: str) -> dict | None:
+        return next((m for m in self.info["queue"] if m["id"] == message_id), None)
+
+    def steer_taken(self, queued_id: str, turn_id: str) -> None:
+        """A steered message was taken up by the running turn: out of the queue, into the turn."""
+        message = self.queued(queued_id)
+        self.info["queue"].remove(message)
+        self.emit(self.thread.add_user(turn_id, message["text"], f"user-{queued_id}"))
+        self.update_info()
+
+    def steer_refused(self, queued_id: str) -> None:
+        """A steered message the CLI did not take: it stays queued, unmarked, and the queue pauses."""
+        self.queued(queued_id).pop("steering", None)
+        self.update_info(queuePaused=True)
+
+    def cli_retired(self) -> None:
+        """The CLI was ended without its exit counting: no queued message is being steered
+        any more, and nothing runs."""
+        for message in self.info["queue"]:
+            message.pop("steering", None)
+        self.update_info(running=False)
+
     # ---- turns ---------------------------------------------------------------------------------
 
     def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None,
@@ -272,7 +361,10 @@ class DurableFace:
         if state in ("aborted", "error"):
             self.info["queuePaused"] = True  # a stopped or failed turn pauses the queue (a limit holds it)
 
-    def next_to_drain(self, explicit: bool) -> dict | None:
+    def next_to_drain(self, explicit: bool, first: str | None = None) -> dict | None:
+        """The message to send now, if any; ``first``: a queued message to go before the others."""
+        if first is not None:
+            q.to_front(self.info, first, self.chat_id)
         message = q.next_to_drain(self.info, self.thread.busy(), explicit)
         if message is not None:
             # The message is back at the head until its user item is logged: a crash in between
@@ -327,7 +419,7 @@ class DurableFace:
             for ready in out:
                 self._log_and_send(ready)
             if started:
-                self._flush_timer = spawn_later_logged(DELTA_TICK, tell, self._actor_ref, "flush_delta")
+                self._flush_timer = call_later(DELTA_TICK, self._actor_ref, self.flush_delta)
 
     def flush_delta(self) -> None:
         if self._flush_timer is not None:
@@ -422,7 +514,7 @@ class DurableFace:
         self._log("error", kind="store", error=f"{exc.strerror or exc} ({where}); the events from seq {self.seq} "
                                                f"on are kept in memory until it can be saved")
         self._arm_store_retry()
-        tell(self._actor_ref, "store_changed")  # the chat stops its turn and tells the person
+        self._tell_store_changed()
 
     def _store_saved(self) -> None:
         self._log("store.saved", unsaved=f"{self._unsaved_from}..{self.seq}")
@@ -431,13 +523,18 @@ class DurableFace:
         if self._store_retry is not None:
             self._store_retry.kill(block=False)
             self._store_retry = None
-        tell(self._actor_ref, "store_changed")
+        self._tell_store_changed()
+
+    def _tell_store_changed(self) -> None:
+        # After the event being logged (a call to the chat's actor), not in the middle of it.
+        if self._on_store_changed is not None:
+            call(self._actor_ref, self._on_store_changed)
 
     def _arm_store_retry(self) -> None:
         if self._store_retry is not None:
             self._store_retry.kill(block=False)
         if not (self.frozen or self.removed):
-            self._store_retry = spawn_later_logged(STORE_RETRY_SECONDS, tell, self._actor_ref, "retry_store")
+            self._store_retry = call_later(STORE_RETRY_SECONDS, self._actor_ref, self.retry_store)
 
     def freeze(self) -> None:
         """Shutdown: the record is written as things stand; what a full disk still refuses

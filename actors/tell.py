@@ -10,8 +10,14 @@ every method called this way is ``@guarded`` (actors/guard.py).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+import gevent
 import pykka
 from pykka.messages import ProxyCall
+
+from actors.guard import spawn_later_logged
 
 
 def tell(target, method: str, *args, **kwargs) -> bool:
@@ -26,3 +32,29 @@ def tell(target, method: str, *args, **kwargs) -> bool:
     except pykka.ActorDeadError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class Call:
+    """A message to an actor: run ``function(*args)`` inside it, in its turn with its other
+    messages. Timers of an actor's plain parts (a deadline, an acknowledgement's wait) send one
+    with the part's own bound method, so the timer calls its owner directly: no method name is
+    written as a string, and the actor need not pass the call along. The actor's ``on_receive``
+    runs it (guarded: what it raises is logged, never fatal)."""
+    function: Callable
+    args: tuple = ()
+
+
+def call(target, function: Callable, *args) -> bool:
+    """Runs ``function(*args)`` inside the actor behind ``target`` without waiting (False: gone)."""
+    ref = target.actor_ref if isinstance(target, pykka.ActorProxy) else target
+    try:
+        ref.tell(Call(function, args))
+    except pykka.ActorDeadError:
+        return False
+    return True
+
+
+def call_later(seconds: float, target, function: Callable, *args) -> gevent.Greenlet:
+    """``call`` after ``seconds``; the greenlet returned is the timer (kill it to cancel)."""
+    return spawn_later_logged(seconds, call, target, function, *args)

@@ -1,0 +1,246 @@
+"""The session of a chat: open or closed, its error, its settings, its end (actors/chat/actor.py).
+
+A controller of the Chat actor. It owns whether the Chat-API session is open, the session's
+error (the last turn's failure, or why the CLI stopped), why devhost is ending a faulty CLI, a
+history that could not be written, and whether the person was told the chat cannot be saved.
+It closes, reopens, clears and kills the chat, applies ``chat.configure``, and settles what a
+CLI's end leaves (a closed session's, or a failed one's).
+"""
+from __future__ import annotations
+
+from actors.core import limits
+from actors.core.thread import now_ms
+from actors.errors import ChatError
+from actors.session_rules import exit_reason
+from storage import write_failure
+from storage.history import HistoryWriteError
+
+HISTORY_BROKEN = ("not sent: the session's event history could not be written, so devhost stopped its CLI; "
+                  "close the session and resume it")
+
+
+class Session:
+    def __init__(self, chat, open_session: bool):
+        self._chat = chat
+        self.open = open_session  # a Chat-API session is open (not closed)
+        self.error = None  # the last turn's failure, or why the CLI stopped: the session's error
+        self._cli_fault = None  # why devhost is ending the current CLI, when the CLI itself failed
+        self.history_broken = False
+        self._told_unsaved = False  # the person was told the chat cannot be saved (and not yet that it is)
+
+    # ---- the session's error -------------------------------------------------------------------
+
+    def cli_started(self) -> None:
+        self._cli_fault = None
+
+    def went_on(self) -> None:
+        """A message went out: the error of before is over."""
+        self.error = None
+
+    def failed(self, reason: str) -> None:
+        self.error = reason
+
+    def refuses_sends(self) -> str | None:
+        """Why a page's send is refused now, or None."""
+        if not self.open:
+            return "this session is closed; resume it to continue"
+        if self.history_broken:
+            return HISTORY_BROKEN
+        if not self.saved_or_saving():
+            return f"not sent: {self._chat.durable.store_error}"
+        return None
+
+    # ---- open and closed -----------------------------------------------------------------------
+
+    def close(self, code: int) -> dict:
+        chat = self._chat
+        if code != 1001:
+            # Closed on request: a take-up owed after a usage limit is cancelled, or it would
+            # open the session again by itself. The daemon stopping keeps it for the next start.
+            chat.take_up.lapse()
+        if self.open:
+            self.open = False
+            chat.link.abandon("the session was closed before the CLI took the message")
+            chat.log("session.close", native=chat.link.native_id)
+            chat.publish()
+            chat.link.stop()
+        chat.native.close_sockets(code)  # sockets that attached to read a closed session's history too
+        return chat.record()
+
+    def reopen(self, session_id: str) -> dict:
+        """A closed session resumed through the Chat API: a new session id, the same chat (its
+        items, its history), the CLI resumed on its own saved conversation."""
+        chat = self._chat
+        if self.open:
+            raise ChatError("conflict", f"that conversation is already open in session {chat.native.session_id}; "
+                                        "attach to it instead")
+        chat.native.session_id = session_id
+        self.reopen_if_closed()
+        chat.log("session.resume", session=session_id, project=chat.link.root, native=chat.link.native_id)
+        if not chat.link.running:
+            chat.link.start()
+        chat.publish()
+        return chat.record()
+
+    def reopen_if_closed(self) -> None:
+        if self.open:
+            return
+        chat = self._chat
+        self.open = True
+        self.error = None
+        if self.history_broken:
+            # The session's history could not be written: the session opened again gets a
+            # fresh one (what the broken one held is gone with it).
+            chat.native.new_history()
+            self.history_broken = False
+        if chat.link.running:
+            # The CLI of the closed session is still ending: let it end under its own serial
+            # (its exit no longer counts), then settle what it held.
+            chat.link.retire("the session was closed before the CLI took the message")
+            self._after_close()
+
+    def configure(self, model, runtime_mode, resume_at_reset, restart_words) -> dict:
+        """New settings apply to the next process; the conversation goes on. ``restart_words``
+        (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it."""
+        chat = self._chat
+        info = chat.durable.info
+        changes = {key: value for key, value in (restart_words or {}).items() if value is not None}
+        drop = tuple(key for key, value in (restart_words or {}).items() if value is None)
+        if model is not None:
+            changes["selection"] = {**info["selection"], "model": model or None}
+            chat.turns.choose_model(model)
+        if runtime_mode is not None:
+            changes["runtimeMode"] = runtime_mode
+        if resume_at_reset is not None:
+            changes["resumeAtReset"] = resume_at_reset
+        chat.durable.update_info(drop=drop, **changes)
+        if resume_at_reset is not None and not resume_at_reset:
+            chat.take_up.lapse()
+        elif resume_at_reset and "resumeAt" not in info and limits.owed_when_switched_on(info.get("limit"), now_ms()):
+            chat.take_up.owe()
+        return info
+
+    # ---- the CLI's end -------------------------------------------------------------------------
+
+    def end_faulty_cli(self, reason: str) -> None:
+        """The CLI cannot go on (it never got ready, stopped reading, broke its protocol): every
+        send is answered with ``reason`` and the CLI is ended; its exit then reads as one (the
+        session ``error`` with this reason, the turn failed) and the next message starts the CLI
+        again on its own conversation. The first fault is the one said."""
+        self._cli_fault = self._cli_fault or reason
+        self.error = self._cli_fault
+        self._chat.link.end_for_fault(reason)
+
+    def cli_exited(self, code, stderr_tail: str) -> None:
+        """The current CLI ended (the link forgot its requests and its turn already)."""
+        chat = self._chat
+        if not self.open:
+            chat.log("session.ended", code=code)
+            self._after_close()
+            chat.release_if_idle()
+            return
+        # Ended by devhost for a fault of its own (logged then): that fault says why, its exit
+        # says only the signal that ended it.
+        fault, self._cli_fault = self._cli_fault, None
+        reason = fault or exit_reason(chat.harness.LABEL, code, stderr_tail)
+        if fault is None:
+            chat.log("error", kind="process", error=reason)
+        chat.link.fail_sends(reason)
+        if not self.history_broken:
+            self.error = reason  # the next message starts the CLI again on its own conversation
+        chat.turns.after_exit(reason)
+        chat.publish()
+        chat.release_if_idle()
+
+    def _after_close(self) -> None:
+        """The CLI of a closed session ended: the thread's turn was stopped, not failed, and
+        nothing queued goes out (a closed session sends nothing until it is opened again)."""
+        durable = self._chat.durable
+        if durable.frozen or durable.removed:
+            return  # at shutdown the running turn stays running on disk, for the next start
+        self._chat.turns.forget_stop()
+        durable.process_gone()
+        if durable.thread.busy():
+            durable.finish_turn("aborted", process_gone=True)  # finish_turn pauses the queue
+            durable.update_info()
+        elif durable.thread.pending_requests():
+            durable.cancel_requests()
+
+    # ---- what could not be written -------------------------------------------------------------
+
+    def store_history(self, raws: list[bytes]) -> bool:
+        """Stores CLI frames in the session's history; False (and the CLI stopped, everyone
+        told) when the history could not be written."""
+        chat = self._chat
+        try:
+            chat.native.store(raws)
+        except HistoryWriteError as exc:
+            self.history_broken = True
+            self.error = f"{exc}; devhost stopped the session's CLI rather than lose events"
+            chat.log("error", kind="history", error=str(exc))
+            chat.link.abandon(self.error)
+            chat.link.terminate()
+            chat.native.tell_everyone(self.error)
+            chat.publish()
+            return False
+        return True
+
+    def saved_or_saving(self) -> bool:
+        """Whether the chat is saved, after one more try when it was not: a message goes out
+        only to a chat whose items reach the disk."""
+        durable = self._chat.durable
+        if durable.store_error is None:
+            return True
+        if durable.retry_store():
+            self.store_changed()  # the person hears it is saved before their message goes on
+            return True
+        return False
+
+    def store_changed(self) -> None:
+        """The chat could not be saved, or is saved again (durable.store_error says which). Like a
+        history that cannot be written: the turn is stopped and the person is told what happened
+        and what to do, on the panel (an error note, the session's error) and on the core (the
+        note, info.storeError and status error in chat.status). Unlike it, nothing is lost: the
+        thread in memory is saved whole once the disk takes it."""
+        chat = self._chat
+        durable = chat.durable
+        if durable.frozen or durable.removed:
+            return
+        words = durable.store_error
+        if words is not None and not self._told_unsaved:
+            self._told_unsaved = True
+            chat.link.refuse_queued(f"not sent: {words}")
+            durable.note("error", words)
+            durable.update_info(storeError=words, queuePaused=True)  # nothing drains meanwhile
+            chat.turns.stop_for_store()
+            chat.native.tell_everyone(words, item_readers=False)  # thread sockets have the note
+            chat.publish()
+        elif words is None and self._told_unsaved:
+            self._told_unsaved = False
+            durable.note("info", write_failure.SAVED_AGAIN)
+            durable.update_info(drop=("storeError",))
+            chat.native.tell_everyone(write_failure.SAVED_AGAIN, item_readers=False)
+            chat.publish()
+
+    # ---- clear and kill ------------------------------------------------------------------------
+
+    def clear(self, force: bool) -> dict:
+        chat = self._chat
+        if chat.durable.thread.busy() and not force:
+            raise ChatError("chat-busy", f"Chat {chat.chat_id} is still working on the previous message")
+        chat.take_up.lapse()
+        chat.turns.retire_cli()
+        chat.keeping.revoke_agent_token()
+        chat.link.forget_conversation()
+        chat.durable.reset()
+        chat.keeping.drop_visuals()
+        return {}
+
+    def kill(self) -> dict:
+        chat = self._chat
+        chat.keeping.revoke_agent_token()
+        chat.take_up.lapse()
+        chat.keeping.drop_visuals()
+        chat.durable.remove()  # from here nothing of this chat reaches the disk again
+        self.close(1000)
+        return {}
