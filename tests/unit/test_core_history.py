@@ -15,10 +15,10 @@ def size(item: dict) -> int:
     return len(json.dumps(item, separators=(",", ":")))
 
 
-def every_page(all_items: list[dict], generation: int = 0, limit: int = PAGE_ITEMS) -> list[dict]:
+def every_page(all_items: list[dict], reset_seq: int = 0, limit: int = PAGE_ITEMS) -> list[dict]:
     pages, cursor = [], None
     while True:
-        answer = page(all_items, generation, cursor, limit)
+        answer = page(all_items, reset_seq, cursor, limit)
         pages.append(answer)
         cursor = answer["history"]["cursor"]
         if cursor is None:
@@ -52,7 +52,7 @@ def test_an_empty_thread_is_one_empty_page():
     assert page([], 0, None) == {"items": [], "history": {"start": 0, "cursor": None}}
 
 
-def test_the_cursor_is_generation_and_start_index():
+def test_the_cursor_is_the_last_clears_seq_and_the_start_index():
     assert page(items(70), 7, None)["history"]["cursor"] == "7:10"
 
 
@@ -100,7 +100,7 @@ def test_a_cursor_stays_good_while_newer_items_are_added():
 
 
 @pytest.mark.parametrize("cursor", ["0:10", "2:10"])
-def test_a_cursor_of_another_generation_has_expired(cursor):
+def test_a_cursor_made_before_the_last_clear_has_expired(cursor):
     with pytest.raises(ChatError) as expired:
         page(items(50), 1, cursor)
     assert expired.value.code == "history-expired"
