@@ -1,6 +1,6 @@
 """A conversation's link to its CLI: one process at a time, told apart by its serial.
 
-A plain object owned by the Chat actor (actors/chat.py). It starts the CLI (a CliProcess
+A plain object owned by the Chat actor (actors/chat/). It starts the CLI (a CliProcess
 actor), writes the harness driver's frames to it, decodes what it writes back into the
 driver's effects, keeps the native requests it waits on, the deadlines, and every message in
 flight until the CLI shows what became of it (its acknowledgement).

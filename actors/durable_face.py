@@ -1,6 +1,6 @@
 """The durable face of a conversation: its thread of items, its queue, and their record on disk.
 
-A plain object owned by the Chat actor (actors/chat.py). It turns what happens in the chat
+A plain object owned by the Chat actor (actors/chat/). It turns what happens in the chat
 (a message opened, a CLI frame projected, a turn ended) into the chat core's events, and puts
 every event in the chat's log before any client sees it; the record is rewritten when the log
 grows past FOLD_LOG_BYTES, at a clear, and at shutdown. Text deltas to one item are joined for

@@ -1,6 +1,6 @@
 """The native face of a conversation: the Chat API's session over it.
 
-A plain object owned by the Chat actor (actors/chat.py). It holds the session's event history
+A plain object owned by the Chat actor (actors/chat/). It holds the session's event history
 (every CLI frame, byte for byte, in a private unlinked temp file: storage/history.py) and the
 Chat-API sockets attached to it, and tells those sockets, in order, what the seed's chat socket
 carries: native events with their sequence, the session's state, the results of a socket's own
