@@ -33,6 +33,10 @@ class NativeFace:
         self._ids = itertools.count(1)
         self._watched: int | None = None  # the socket that sent last: the page a person watches
 
+    def reopened_as(self, session_id: str) -> None:
+        """The closed session is resumed under a new id (the same history goes on)."""
+        self.session_id = session_id
+
     # ---- sockets -------------------------------------------------------------------------------
 
     def attach(self, sink):

@@ -74,7 +74,7 @@ class Session:
         if self.open:
             raise ChatError("conflict", f"that conversation is already open in session {chat.native.session_id}; "
                                         "attach to it instead")
-        chat.native.session_id = session_id
+        chat.native.reopened_as(session_id)
         self.reopen_if_closed()
         chat.log("session.resume", session=session_id, project=chat.link.root, native=chat.link.native_id)
         if not chat.link.running:
