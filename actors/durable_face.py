@@ -27,7 +27,6 @@ from actors.core import queue as q
 from actors.core.cuts import collapsed, first_line
 from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
-from actors.core.projector import PROJECTORS
 from actors.core.thread import Thread, new_info
 from actors.guard import on_threadpool
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
@@ -161,7 +160,7 @@ class DurableFace:
         from 1 again never overwrites what an earlier one wrote. Its cost adds to what earlier
         ones cost."""
         id_prefix = str(int(time.time() * 1000))
-        self.projector = PROJECTORS[self._harness.HARNESS_ID](id_prefix)
+        self.projector = self._harness.Projection(id_prefix)
         self._cost_base = self.info["usage"].get("costUsd", 0)
 
     def report(self, facts: dict) -> None:

@@ -28,7 +28,7 @@ from actors.harness import HARNESSES
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
-from storage.saved_conversations import resume_folder, transcript_items
+from actors.harness.saved import resume_folder, transcript_items
 
 PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}

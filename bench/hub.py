@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from storage.attachments import AttachmentStore  # noqa: E402
 from storage.chat_store import ChatStore  # noqa: E402
-from storage.cli_files import slug  # noqa: E402
+from actors.harness.claude.files import slug  # noqa: E402
 from tests.integration.daemon import Daemon, write_manifest  # noqa: E402
 from tests.mock_anthropic import MockAnthropic, text_reply, tool_use_reply  # noqa: E402
 from tests.peers import claude_env, require_peers  # noqa: E402

@@ -8,12 +8,28 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 
-from actors.core.attachments import extension
 from storage.atomic import write_bytes_atomically, write_json_atomically
 from storage.chat_store import encode_id
+
+# The stored file's extension by type, when its name gives none.
+EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
+              "image/svg+xml": "svg", "application/pdf": "pdf", "application/json": "json", "text/csv": "csv",
+              "text/markdown": "md", "text/plain": "txt"}
+
+
+def extension(name: str, mime: str) -> str:
+    """The stored file's extension: the name's when it is 1..8 letters and digits, else by type."""
+    tail = name.rsplit(".", 1)[-1] if "." in name else ""
+    if re.fullmatch(r"[A-Za-z0-9]{1,8}", tail):
+        return tail.lower()
+    if mime in EXTENSIONS:
+        return EXTENSIONS[mime]
+    subtype = mime.split("/", 1)[-1] if "/" in mime else ""
+    return subtype if re.fullmatch(r"[a-z0-9]{1,8}", subtype) else "bin"
 
 
 def read_file(path: str) -> bytes:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from actors.core.projector import PROJECTORS
+from actors.harness import HARNESSES
 from actors.core.thread import Thread, new_info
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -75,4 +75,4 @@ def thread_from(projector, frames, user_text: str | None = None, end: str | None
 def recorded_items(harness: str, name: str, user_text: str = "", end: str | None = None) -> list[dict]:
     """The items a chat holds after one recorded exchange of ``harness`` (claude-code, codex)."""
     frames = claude_frames(name) if harness == "claude-code" else codex_frames(name)
-    return thread_from(PROJECTORS[harness]("g"), frames, user_text, end).snapshot()["items"]
+    return thread_from(HARNESSES[harness].Projection("g"), frames, user_text, end).snapshot()["items"]

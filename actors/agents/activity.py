@@ -24,10 +24,10 @@ from actors.chatlog import daemon_log
 
 from actors.agents import events as ev
 from actors.agents import opencode
-from actors.agents.claude import ClaudeParser
-from actors.agents.codex import CodexParser
 from actors.agents.jsonl import LONG_LINE, Tail, parse_line, shrink
 from actors.agents.pi import PiParser
+from actors.harness.claude.records import ClaudeParser
+from actors.harness.codex.records import CodexParser
 from actors.agents.rows import Found, inside, subdirectory
 
 PARSERS = {"claude-code": ClaudeParser, "codex": CodexParser, "pi": PiParser}

@@ -24,9 +24,6 @@ from actors.errors import ChatError
 MAX_FILES = 8
 MAX_BYTES = 10 * 1024 * 1024
 IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp",
-              "image/svg+xml": "svg", "application/pdf": "pdf", "application/json": "json", "text/csv": "csv",
-              "text/markdown": "md", "text/plain": "txt"}
 BY_EXTENSION = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"}
 # Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -105,17 +102,6 @@ def type_of(name: str, mime: str) -> str:
     if mime and mime != "application/octet-stream":
         return mime
     return BY_EXTENSION.get(name.rsplit(".", 1)[-1].lower(), mime or "application/octet-stream")
-
-
-def extension(name: str, mime: str) -> str:
-    """The stored file's extension: the name's when it is 1..8 letters and digits, else by type."""
-    tail = name.rsplit(".", 1)[-1] if "." in name else ""
-    if re.fullmatch(r"[A-Za-z0-9]{1,8}", tail):
-        return tail.lower()
-    if mime in EXTENSIONS:
-        return EXTENSIONS[mime]
-    subtype = mime.split("/", 1)[-1] if "/" in mime else ""
-    return subtype if re.fullmatch(r"[a-z0-9]{1,8}", subtype) else "bin"
 
 
 def is_image(attachment: dict) -> bool:

@@ -9,6 +9,7 @@ import pytest
 
 from actors.core import attachments
 from actors.errors import ChatError
+from storage import attachments as stored
 from storage.attachments import AttachmentStore
 from tests.small_disk import small_disk
 
@@ -85,10 +86,10 @@ def test_an_upload_that_breaks_a_rule_is_refused_with_the_first_problem(uploads,
 
 
 def test_the_stored_extension_comes_from_the_name_else_the_type_else_bin():
-    assert attachments.extension("report.PDF", "application/pdf") == "pdf"
-    assert attachments.extension("no extension", "image/png") == "png"
-    assert attachments.extension("weird.tar.gz-backup!", "application/x-thing") == "bin"
-    assert attachments.extension("data", "application/zip") == "zip"
+    assert stored.extension("report.PDF", "application/pdf") == "pdf"
+    assert stored.extension("no extension", "image/png") == "png"
+    assert stored.extension("weird.tar.gz-backup!", "application/x-thing") == "bin"
+    assert stored.extension("data", "application/zip") == "zip"
 
 
 def test_images_go_as_images_and_other_files_are_named_with_their_path():

@@ -1,4 +1,4 @@
-"""storage.saved_conversations: the CLIs' own saved conversations, listed per folder and read
+"""actors.harness.saved (and each harness's saved.py): the CLIs' own saved conversations, listed per folder and read
 back as a chat's items. The transcripts are real ones the pinned CLIs wrote
 (tests/fixtures/transcripts/, trimmed), laid out in a CLI home the way the CLI lays them out."""
 from __future__ import annotations
@@ -7,9 +7,11 @@ import shutil
 from pathlib import Path
 
 from actors.harness import claude
-from storage.cli_files import slug as claude_slug
-from storage.saved_conversations import (PROMPT_MARKER, claude_items, codex_items, list_claude,
-                                         list_codex, resume_folder, saved_conversations, transcript_items)
+from actors.harness.claude.files import slug as claude_slug
+from actors.harness.claude.saved import claude_items, list_claude
+from actors.harness.codex.saved import codex_items, list_codex
+from actors.harness.saved import resume_folder, saved_conversations, transcript_items
+from actors.harness.transcripts import PROMPT_MARKER
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 CLAUDE_ROOT = "/home/dev/tmp/exp/proj-a"  # the folder the Claude Code samples ran in
@@ -100,7 +102,7 @@ def test_both_clis_are_listed_together_newest_first(tmp_path):
 
 
 def test_a_file_is_read_again_only_when_its_size_or_time_changed(tmp_path):
-    from storage import saved_conversations as saved
+    from actors.harness import transcripts as saved
     path = tmp_path / "one.jsonl"
     path.write_text("first\n")
     reads = []
@@ -108,11 +110,11 @@ def test_a_file_is_read_again_only_when_its_size_or_time_changed(tmp_path):
     def read(p):
         reads.append(p)
         return {"text": open(p).read()}
-    assert saved._read_once(str(path), read) == {"text": "first\n"}
-    assert saved._read_once(str(path), read) == {"text": "first\n"} and len(reads) == 1  # unchanged: remembered
+    assert saved.read_once(str(path), read) == {"text": "first\n"}
+    assert saved.read_once(str(path), read) == {"text": "first\n"} and len(reads) == 1  # unchanged: remembered
     path.write_text("first\nsecond\n")
-    assert saved._read_once(str(path), read) == {"text": "first\nsecond\n"} and len(reads) == 2
-    assert saved._read_once(str(tmp_path / "gone.jsonl"), read) is None and len(reads) == 2
+    assert saved.read_once(str(path), read) == {"text": "first\nsecond\n"} and len(reads) == 2
+    assert saved.read_once(str(tmp_path / "gone.jsonl"), read) is None and len(reads) == 2
 
 
 def saved_in(tmp_path, begun_in: Path) -> str:

@@ -10,8 +10,9 @@ import gevent
 
 from actors.errors import ChatError
 from actors.guard import spawn_logged
-from storage.cli_files import claude_subagent_transcript
-from storage.saved_conversations import claude_items, codex_child_items, codex_transcript
+from actors.harness.claude.files import claude_subagent_transcript
+from actors.harness.claude.saved import claude_items
+from actors.harness.codex.saved import codex_child_items, codex_transcript
 from web import command_rules as rules
 from web.core.payload import ASK_TIMEOUT, chat_id, chat_of, checked, get
 from web.sockets import frame

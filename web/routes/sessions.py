@@ -10,7 +10,7 @@ import gevent.event
 
 from actors.harness_catalog import command_for, unavailable
 from storage.manifest import HARNESS_IDS
-from storage.saved_conversations import saved_conversations
+from actors.harness.saved import saved_conversations
 from web import edge
 from web.commands import check_model
 from web.edge import Refusal, json_answer, json_body, refusals_as_json

@@ -6,8 +6,9 @@ import json
 import pytest
 
 from actors.agents import claude
+from actors.harness.claude.records import ClaudeParser
 from actors.agents.jsonl import Summaries
-from storage import cli_files
+from actors.harness.claude import files as cli_files
 from tests.agent_fakes import FIXTURES
 
 CC = FIXTURES / "claude-code"
@@ -85,7 +86,7 @@ def test_subagent_records_do_not_move_the_state():
     sidechain = {"type": "user", "isSidechain": True, "message": {"role": "user", "content": "sub task"}}
     summary.feed(sidechain)
     assert claude.state(summary, None, 0) == "idle"
-    assert claude.ClaudeParser().events(sidechain) == []
+    assert ClaudeParser().events(sidechain) == []
 
 
 def test_long_lines_are_judged_by_their_head():
@@ -96,7 +97,7 @@ def test_long_lines_are_judged_by_their_head():
 
 
 def _events(name):
-    parser = claude.ClaudeParser()
+    parser = ClaudeParser()
     return [e for record in _records(name) for e in parser.events(record)]
 
 
@@ -132,12 +133,12 @@ def test_injected_user_text_is_no_prompt():
 
 def test_subagent_transcript_lines_are_ignored_and_the_parents_are_not():
     parent = [json.loads(line) for line in (CC / "subagent" / "parent-d0d074a6.jsonl").read_text().splitlines()]
-    parser = claude.ClaudeParser()
+    parser = ClaudeParser()
     found = [e for record in parent for e in parser.events(record)]
     calls = [(e["toolName"], e["text"]) for e in found if e["eventType"] == "tool_call"]
     assert calls == [("Agent", "Say hi"), ("Bash", "echo sub-hello")]  # the second after <task-notification>
     sub = [json.loads(line) for line in (CC / "subagent" / "agent-afe2a965a61eab1b3.jsonl").read_text().splitlines()]
-    assert [e for record in sub for e in claude.ClaudeParser().events(record)] == []
+    assert [e for record in sub for e in ClaudeParser().events(record)] == []
 
 
 def test_session_id_from_the_command_line():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from actors.agents import codex
+from actors.harness.codex.records import CodexParser
 from tests.agent_fakes import FIXTURES
 
 CX = FIXTURES / "codex"
@@ -73,7 +74,7 @@ def test_older_generations_waiting_events():
 
 
 def _events(records):
-    parser = codex.CodexParser()
+    parser = CodexParser()
     return [e for record in records for e in parser.events(record)]
 
 

@@ -1,7 +1,7 @@
 """Codex's app-server protocol (JSON-RPC over stdio): command lines, requests, frames it reads.
 
-Plain logic. Measured behaviour of codex-cli 0.169.0 this module relies on (recorded in
-tests/fixtures/codex-frames/):
+Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of codex-cli
+0.169.0 this module relies on (recorded in tests/fixtures/codex-frames/):
 - every request carries ``params``; replies come by id; the server's own requests
   (approvals) use an id space of their own, answered with ``{"id", "result"}``;
 - one thread per session: ``thread/start`` (or ``thread/resume`` of a saved one), then a
@@ -15,11 +15,8 @@ tests/fixtures/codex-frames/):
 """
 from __future__ import annotations
 
-import json
-
 from actors.core import limits
 from actors.harness import effects as fx
-from storage.cli_files import codex_rollouts
 
 HARNESS_ID = "codex"
 LABEL = "Codex"
@@ -66,26 +63,6 @@ def models_from_list(result: dict) -> list[dict]:
             models.append({"id": entry.get("model") or entry["id"], "label": entry.get("displayName") or entry["id"],
                            "description": entry.get("description") or ""})
     return models
-
-
-def find_conversation_cwd(thread_id: str, env: dict) -> str | None:
-    """The folder a saved thread ran in, read from its rollout's session_meta; None when none is saved."""
-    for path in codex_rollouts(thread_id, env):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for _, line in zip(range(50), handle):
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue
-                    payload = record.get("payload") if isinstance(record, dict) else None
-                    if record.get("type") == "session_meta" and isinstance(payload, dict) \
-                            and isinstance(payload.get("cwd"), str):
-                        return payload["cwd"]
-        except OSError:
-            continue
-        return ""
-    return None
 
 
 class CodexDriver:

@@ -1,8 +1,7 @@
-"""Where the CLIs keep their own files: Claude Code's config folder and project transcripts
-(with a subagent's beside its session's), Codex's home and thread rollouts.
+"""Where Claude Code keeps its own files: its config folder and project transcripts (with a
+subagent's beside its session's), and what a transcript says of the folder it ran in.
 
-One place for both the harness drivers (which check a conversation can be resumed) and the
-saved-conversation reader. An id names one file: anything path-like is refused, never globbed.
+Plain file work: an actor calls the reading ones on the hub's threadpool (actors/guard.py).
 """
 from __future__ import annotations
 
@@ -10,10 +9,8 @@ import os
 import re
 from glob import glob
 
-
-def glob_escape(path: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
-
+from actors.harness.paths import glob_escape, home_folder, plain_id
+from actors.harness.transcripts import recorded_folder
 
 SLUG_MAX = 200
 
@@ -46,21 +43,13 @@ def slug(cwd: str) -> str:
     return f"{flat[:SLUG_MAX]}-{_base36(abs(_java_hash(cwd)))}"
 
 
-def _plain_id(value: str) -> bool:
-    return bool(value) and not any(c in value for c in "/\\") and not value.startswith(".")
-
-
 def claude_dir(env: dict) -> str:
-    return env.get("CLAUDE_CONFIG_DIR") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-
-
-def codex_dir(env: dict) -> str:
-    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+    return home_folder(env, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 def claude_transcripts(session_id: str, env: dict) -> list[str]:
     """Claude Code's transcripts of a conversation: ``<config>/projects/<folder slug>/<id>.jsonl``."""
-    if not _plain_id(session_id):
+    if not plain_id(session_id):
         return []
     return glob(os.path.join(glob_escape(claude_dir(env)), "projects", "*", f"{glob_escape(session_id)}.jsonl"))
 
@@ -68,17 +57,13 @@ def claude_transcripts(session_id: str, env: dict) -> list[str]:
 def claude_subagent_transcript(session_id: str, agent_id: str, env: dict) -> str | None:
     """Where Claude Code writes a subagent's own conversation: beside its session's transcript,
     ``<session id>/subagents/agent-<agent id>.jsonl`` (the agent id is the task id)."""
-    if not _plain_id(session_id) or not _plain_id(agent_id):
+    if not plain_id(session_id) or not plain_id(agent_id):
         return None
     matches = glob(os.path.join(glob_escape(claude_dir(env)), "projects", "*", glob_escape(session_id), "subagents",
                                 f"agent-{glob_escape(agent_id)}.jsonl"))
     return matches[0] if matches else None
 
 
-def codex_rollouts(thread_id: str, env: dict) -> list[str]:
-    """Codex's rollouts of a thread; the time in the name has a fixed width, so a tail of another
-    thread's id is no match."""
-    if not _plain_id(thread_id):
-        return []
-    return glob(os.path.join(glob_escape(codex_dir(env)), "sessions", "*", "*", "*",
-                             f"rollout-????-??-??T??-??-??-{glob_escape(thread_id)}.jsonl"))
+def find_conversation_cwd(session_id: str, env: dict) -> str | None:
+    """The working directory a saved conversation was started in, or None when none is saved."""
+    return recorded_folder(claude_transcripts(session_id, env), 200, lambda record: record.get("cwd"))

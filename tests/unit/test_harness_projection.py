@@ -1,4 +1,4 @@
-"""actors.core.projector: both CLIs' native frames turned into thread items.
+"""actors.harness.<cli>.projection: both CLIs' native frames turned into thread items.
 
 Every test replays REAL recorded frames: tests/fixtures/claude-frames/ (Claude Code 2.1.328,
 ``cli->host`` lines; ask_question and thinking were made by tests/fixtures/record_claude_frames.py)
@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from actors.core.projector import PROJECTORS, ClaudeProjector, CodexProjector
+from actors.harness import HARNESSES
+from actors.harness.claude.projection import ClaudeProjector
+from actors.harness.codex.projection import CodexProjector
 from actors.core.thread import Thread, new_info
 from actors.harness.claude import session_only
 from tests.projected import (FIXTURES, apply_ops, claude_frames, claude_written, codex_frames, ops, thread_from,
@@ -20,8 +22,9 @@ def of_kind(thread: Thread, kind: str) -> list[dict]:
     return [item for item in thread.snapshot()["items"] if item["kind"] == kind]
 
 
-def test_projectors_are_keyed_by_harness_id():
-    assert PROJECTORS == {"claude-code": ClaudeProjector, "codex": CodexProjector}
+def test_each_harness_names_its_projection():
+    assert {harness_id: module.Projection for harness_id, module in HARNESSES.items()} == {
+        "claude-code": ClaudeProjector, "codex": CodexProjector}
 
 
 # ---- Claude Code: text ----------------------------------------------------------------------------

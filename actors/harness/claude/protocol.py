@@ -1,6 +1,6 @@
 """Claude Code's stream-json protocol: command lines, frames devhost writes, frames it reads.
 
-Plain logic, no I/O beyond locating a saved conversation. Measured behaviour of the real CLI
+Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of the real CLI
 (2.1.328), recorded in tests/fixtures/claude-frames/; the parts this module relies on:
 - a user message with a ``uuid`` gets ``command_lifecycle`` frames (queued on receipt,
   started at pickup, then completed/cancelled) and, with ``--replay-user-messages``, an echo
@@ -12,11 +12,8 @@ Plain logic, no I/O beyond locating a saved conversation. Measured behaviour of 
 """
 from __future__ import annotations
 
-import json
-
 from actors.core import limits
 from actors.harness import effects as fx
-from storage.cli_files import claude_transcripts
 
 HARNESS_ID = "claude-code"
 LABEL = "Claude Code"
@@ -77,24 +74,6 @@ def models_from_initialize(response: dict) -> list[dict]:
                 "description": entry.get("description") or "",
             })
     return models
-
-
-def find_conversation_cwd(session_id: str, env: dict) -> str | None:
-    """The working directory a saved conversation was started in, or None when none is saved."""
-    for path in claude_transcripts(session_id, env):
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                for _, line in zip(range(200), handle):
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(record, dict) and isinstance(record.get("cwd"), str):
-                        return record["cwd"]
-        except OSError:
-            continue
-        return ""  # saved, but the folder is not recorded: treat as unknown project
-    return None
 
 
 class ClaudeDriver:
