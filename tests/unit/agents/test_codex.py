@@ -1,4 +1,4 @@
-"""Codex: rollout state, rollout records as events (both generations), names, roles."""
+"""Codex: rollout state, rollout records as events (both record formats: 0.169's and the earlier one), names, roles."""
 from __future__ import annotations
 
 import json
@@ -65,7 +65,7 @@ def test_an_escalated_call_with_the_policy_out_of_sight_is_waiting(tmp_path, mon
     assert codex.state(summaries.get(str(path), codex.CodexSummary)) == "working"
 
 
-def test_older_generations_waiting_events():
+def test_the_earlier_record_format_says_waiting_with_its_own_events():
     summary = _summary([{"type": "event_msg", "payload": {"type": "exec_approval_request"}}])
     assert codex.state(summary) == "waiting"
     summary = _summary([{"type": "response_item", "payload": {"type": "function_call", "name": "request_user_input",
@@ -92,7 +92,7 @@ def test_a_0169_rollout_as_events():
     assert found[5]["text"] == "All done."
 
 
-def test_older_generation_records_and_failures():
+def test_the_earlier_record_format_as_events_with_its_failures():
     found = _events([
         {"timestamp": "2025-01-01T00:00:00Z", "type": "event_msg",
          "payload": {"type": "user_message", "message": "hi"}},
