@@ -29,6 +29,7 @@ from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.thread import Thread, new_info
 from actors.guard import on_threadpool
+from actors.harness import effects as fx
 from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from actors.status import status_signature
 from actors.tell import call, call_later, tell
@@ -154,13 +155,12 @@ class DurableFace:
 
     # ---- the CLI's frames ----------------------------------------------------------------------
 
-    def new_process(self) -> None:
-        """A CLI process starts: its items' ids begin with an id prefix of its own (when it
-        started, in ms: unique across restarts of the daemon too), so a restarted CLI that counts
-        from 1 again never overwrites what an earlier one wrote. Its cost adds to what earlier
-        ones cost."""
-        id_prefix = str(int(time.time() * 1000))
-        self.projector = self._harness.Projection(id_prefix)
+    def new_process(self, projection) -> None:
+        """A CLI process starts: ``projection`` is its driver's, whose items' ids begin with an id
+        prefix of their own (when the process started, in ms: unique across restarts of the daemon
+        too), so a restarted CLI that counts from 1 again never overwrites what an earlier one
+        wrote. Its cost adds to what earlier ones cost."""
+        self.projector = projection
         self._cost_base = self.info["usage"].get("costUsd", 0)
 
     def report(self, facts: dict) -> None:
@@ -181,17 +181,19 @@ class DurableFace:
         if (info.get("model"), list(info.get("slashCommands") or []), dict(usage)) != before:
             self.emit(self.thread.refresh_info())
 
-    def project(self, frame: dict, native_id: str | None) -> bool:
-        """Projects a CLI frame into items; True when what runs in the background changed (the
-        session's record says how much does)."""
+    def project(self, ops: list[tuple], effects: list, native_id: str | None) -> bool:
+        """Applies what the driver read in a CLI frame (its projection's operations, and its
+        effects for whether the CLI took the prompt); True when what runs in the background
+        changed (the session's record says how much does)."""
         if self.frozen or self.removed or self.projector is None:
             return False
         if native_id and native_id != self.info.get("agentSessionId"):
             self.emit(self.thread.set_info(agentSessionId=native_id))
-        background_changed = self._apply(self.projector.project(frame))
-        turn = self.thread.active_turn()
-        if turn and turn.get("resumePending") and _took_the_prompt(frame):
-            self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
+        background_changed = self._apply(ops) if ops else False
+        if effects and any(type(effect) is fx.PromptTaken for effect in effects):
+            turn = self.thread.active_turn()
+            if turn and turn.get("resumePending"):
+                self.emit(self.thread.upsert({**turn, "resumePending": False}))  # the resumed CLI has it
         return background_changed
 
     def _apply(self, ops: list[tuple]) -> bool:
@@ -612,9 +614,3 @@ def tool_subject(item: dict) -> str | None:
     if isinstance(changes, list) and changes and isinstance(changes[0], dict):
         return changes[0].get("path")
     return None
-
-
-def _took_the_prompt(frame: dict) -> bool:
-    """A frame that shows the CLI received the message devhost wrote last."""
-    return (frame.get("type") == "command_lifecycle" and frame.get("state") in ("queued", "started")) \
-        or frame.get("method") == "turn/started"

@@ -298,7 +298,7 @@ class Chat(pykka.ThreadingActor):
 
     def link_started(self) -> None:
         self.session.cli_started()
-        self.durable.new_process()  # its reported cost starts from what the chat cost so far
+        self.durable.new_process(self.link.driver.projection)  # its reported cost starts from what the chat cost so far
         self.durable.update_info(running=True)  # info.running: whether a process lives
 
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
@@ -355,7 +355,7 @@ class Chat(pykka.ThreadingActor):
         self.link.heard()
         staged: list[bytes] = []
         for frame, raw in frames:
-            keep, found = self.link.driver.decode(frame)
+            keep, found, ops = self.link.driver.read(frame)  # the one reading: effects and items
             if keep:
                 staged.append(raw)
             if found:
@@ -365,7 +365,7 @@ class Chat(pykka.ThreadingActor):
             changed = False
             for effect in found:
                 changed |= self.link.apply(effect)
-            changed |= self.durable.project(frame, self.link.native_id)
+            changed |= self.durable.project(ops, found, self.link.native_id)
             if changed:
                 self.publish()
         if staged:

@@ -28,6 +28,12 @@ class Delivery:
 
 
 @dataclass(frozen=True)
+class PromptTaken:
+    """The CLI shows it received the message devhost wrote last (a resumed turn's prompt is no
+    longer pending)."""
+
+
+@dataclass(frozen=True)
 class MessageSettled:
     """The CLI is done with a message: completed, cancelled, discarded or refused."""
     message_id: str

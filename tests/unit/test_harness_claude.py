@@ -221,6 +221,24 @@ def test_a_plain_turn_reports_the_native_session_and_the_model_and_keeps_every_f
     assert all(step.keep for step in run.steps)
 
 
+def test_the_session_id_every_frame_carries_is_reported_once_until_it_changes():
+    # Each effect flushes the chat's staged frames: one per frame would cut every batch into lines.
+    run = replay("plain")
+    session = run.effects(fx.NativeSession)
+    assert len(session) == 1 and sum("session_id" in step.frame for step in run.steps) > 5
+    driver = ClaudeDriver()
+    assert driver.decode({"type": "keep_alive", "session_id": "a"})[1] == [fx.NativeSession("a")]
+    assert driver.decode({"type": "keep_alive", "session_id": "a"})[1] == []
+    assert driver.decode({"type": "keep_alive", "session_id": "b"})[1] == [fx.NativeSession("b")]
+
+
+def test_a_message_taken_up_says_the_prompt_was_taken():
+    driver = ClaudeDriver()
+    for state, taken in (("queued", True), ("started", True), ("completed", False)):
+        found = driver.decode({"type": "command_lifecycle", "command_uuid": "m", "state": state})[1]
+        assert (fx.PromptTaken() in found) is taken
+
+
 # ---- interrupts ------------------------------------------------------------------------------
 
 def test_a_turn_devhost_interrupted_ends_as_interrupted_not_as_an_error():

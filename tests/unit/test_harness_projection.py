@@ -22,6 +22,21 @@ def of_kind(thread: Thread, kind: str) -> list[dict]:
     return [item for item in thread.snapshot()["items"] if item["kind"] == kind]
 
 
+RECORDED = [("claude-code", path.stem) for path in sorted((FIXTURES / "claude-frames").glob("*.jsonl"))] + [
+    ("codex", path.stem) for path in sorted((FIXTURES / "codex-frames").glob("frames-*.jsonl"))]
+
+
+@pytest.mark.parametrize("harness, name", RECORDED)
+def test_a_running_cli_s_items_come_from_its_driver_s_one_reading_of_each_frame(harness, name):
+    """The driver reads each frame once, for the link's effects and the thread's items: its
+    items are the projection's of the frame, in the same order, with the projection's state."""
+    module = HARNESSES[harness]
+    frames = claude_frames(name) if harness == "claude-code" else codex_frames(name)
+    driver, alone = module.Driver(projection=module.Projection("g")), module.Projection("g")
+    read = [op for frame in frames for op in driver.read(frame)[2]]
+    assert read == ops(alone, frames)
+
+
 def test_each_harness_names_its_projection():
     assert {harness_id: module.Projection for harness_id, module in HARNESSES.items()} == {
         "claude-code": ClaudeProjector, "codex": CodexProjector}

@@ -31,35 +31,53 @@ class ClaudeProjector:
         self._tool_inputs: dict[str, dict] = {}  # tool_use id -> its input (a background task's command)
         self._agents: set[str] = set()  # tool_use ids of the delegating tool calls (their subagents)
         self._shells: dict[str, str] = {}  # background task id -> its item id
+        self._by_type = {"stream_event": self.stream_event, "assistant": self.assistant, "user": self.user,
+                         "control_request": self.request, "control_cancel_request": self.withdraw,
+                         "system": self.system}
 
     def _id(self, ref: str) -> str:
         return f"{self.gen}:{ref}"
 
     def project(self, frame: dict) -> list[tuple]:
-        kind = frame.get("type")
-        parent = frame.get("parent_tool_use_id")
-        if kind == "stream_event":
-            return self._stream(frame.get("event") or {}, frame.get("api_message_id") or "msg", parent)
-        if kind == "assistant":
-            if frame.get("is_api_error_message"):
-                return []  # Claude Code's own words for a failed request: the turn's error says them
-            return self._assistant(frame.get("message") or {}, parent)
-        if kind == "user" and not frame.get("isReplay"):
-            return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result"))
-        if kind == "control_request":
-            return self._request(frame)
-        if kind == "control_cancel_request":
-            return self._withdraw(frame.get("request_id"))
-        if kind == "system" and frame.get("subtype") in ("task_started", "task_updated", "task_notification"):
+        """The operations of one frame read on its own (a saved transcript's record, a test's
+        replay); a running CLI's frames come through its driver, which calls the same handler."""
+        handler = self._by_type.get(frame.get("type"))
+        return handler(frame) if handler is not None else []
+
+    # ---- one handler per frame type: the driver (protocol.py) calls the one of each frame -------
+
+    def stream_event(self, frame: dict) -> list[tuple]:
+        return self._stream(frame.get("event") or {}, frame.get("api_message_id") or "msg",
+                            frame.get("parent_tool_use_id"))
+
+    def assistant(self, frame: dict) -> list[tuple]:
+        if frame.get("is_api_error_message"):
+            return []  # Claude Code's own words for a failed request: the turn's error says them
+        return self._assistant(frame.get("message") or {}, frame.get("parent_tool_use_id"))
+
+    def user(self, frame: dict) -> list[tuple]:
+        if frame.get("isReplay"):
+            return []  # the echo of a message devhost wrote: the host made its item
+        return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result"))
+
+    def request(self, frame: dict) -> list[tuple]:
+        return self._request(frame)
+
+    def withdraw(self, frame: dict) -> list[tuple]:
+        return self._withdraw(frame.get("request_id"))
+
+    def system(self, frame: dict) -> list[tuple]:
+        subtype = frame.get("subtype")
+        if subtype in ("task_started", "task_updated", "task_notification"):
             return self._task(frame)
-        if kind == "system" and frame.get("subtype") == "background_tasks_changed":
+        if subtype == "background_tasks_changed":
             return [("background", [_background(task) for task in frame.get("tasks") or [] if isinstance(task, dict)])]
-        if kind == "system" and frame.get("subtype") == "api_retry":
+        if subtype == "api_retry":
             status = f"{frame['error_status']} " if frame.get("error_status") else ""
             return [("upsert", {"id": self._id(f"retry-{frame.get('uuid')}"), "kind": "note", "level": "info",
                                 "text": f"API error {status}{frame.get('error') or ''}; retrying (attempt "
                                         f"{frame.get('attempt')} of {frame.get('max_retries')})."})]
-        if kind == "system" and frame.get("subtype") == "compact_boundary":
+        if subtype == "compact_boundary":
             meta = frame.get("compact_metadata") or {}
             return [("upsert", {"id": self._id(f"compact-{frame.get('uuid')}"), "kind": "compaction",
                                 "preTokens": meta.get("pre_tokens")})]

@@ -12,8 +12,11 @@ Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of
 """
 from __future__ import annotations
 
+import time
+
 from actors.core import limits
 from actors.harness import effects as fx
+from actors.harness.claude.projection import ClaudeProjector
 
 HARNESS_ID = "claude-code"
 LABEL = "Claude Code"
@@ -82,8 +85,13 @@ class ClaudeDriver:
     harness_id = HARNESS_ID
     label = LABEL
 
-    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None):
+    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
+                 projection: ClaudeProjector | None = None):
         # cwd, model and resume id are on the command line already (see command_line()).
+        # The process's items: ids of a generation of their own (the time it started), so a
+        # restarted CLI never overwrites what an earlier one wrote.
+        self.projection = projection or ClaudeProjector(str(int(time.time() * 1000)))
+        self._session_id: str | None = None  # the last session id a frame carried
         self._request_counter = 0
         self._turn_active = False  # a turn runs or a written message will start one
         self._turn_running = False  # between a "started" lifecycle frame and the turn's result
@@ -157,37 +165,40 @@ class ClaudeDriver:
                  "response": {"subtype": "success", "request_id": request_id, "response": session_only(result)}}]
 
     def decode(self, frame: dict) -> tuple[bool, list]:
-        """Returns (keep in history, effects)."""
+        """Returns (keep in history, effects): read() without the thread's operations."""
+        keep, found, _ = self.read(frame)
+        return keep, found
+
+    def read(self, frame: dict) -> tuple[bool, list, list]:
+        """The one reading of a frame: (keep in history, effects for the link, operations for
+        the thread). One dispatch on its type serves both: the projection's handler for the type
+        gives the operations."""
         kind = frame.get("type")
         found: list = []
         session_id = frame.get("session_id")
-        if isinstance(session_id, str) and session_id:
+        if session_id != self._session_id and isinstance(session_id, str) and session_id:
+            # Every frame carries it: said when it changes, so a batch's frames go out together.
+            self._session_id = session_id
             found.append(fx.NativeSession(session_id))
+        projection = self.projection
+        if kind == "stream_event":
+            return True, found, projection.stream_event(frame)
+        if kind == "assistant":
+            if frame.get("parent_tool_use_id") is None and not frame.get("is_api_error_message"):
+                found.extend(_context(frame.get("message")))
+            return True, found, projection.assistant(frame)
+        if kind == "user":
+            if frame.get("isReplay") and isinstance(frame.get("uuid"), str):
+                found.append(fx.Delivery(frame["uuid"], "started"))
+                self.waiting.discard(frame["uuid"])
+            return True, found, projection.user(frame)
+        if kind == "system":
+            self._system(frame, found)
+            return True, found, projection.system(frame)
         if kind == "command_lifecycle":
             found.extend(self._lifecycle(frame))
-        elif kind == "user" and frame.get("isReplay") and isinstance(frame.get("uuid"), str):
-            found.append(fx.Delivery(frame["uuid"], "started"))
-            self.waiting.discard(frame["uuid"])
-        elif kind == "system" and frame.get("subtype") == "api_retry":
-            number = lambda key: frame.get(key) if isinstance(frame.get(key), int) else None  # noqa: E731
-            found.append(fx.Retry(number("attempt"), number("max_retries"), number("error_status"),
-                                  frame.get("error") if isinstance(frame.get("error"), str) else None))
-        elif kind == "system" and frame.get("subtype") == "init":
-            # system/init (not initialize) lists the interrupt and lifecycle capabilities.
-            self._learn_capabilities(frame.get("capabilities"))
-            if not self._turn_running:
-                # A turn nobody sent a message for: Claude Code starts one by itself when
-                # background work (a subagent, a background shell) ends, to report on it.
-                self._turn_running = self._turn_active = True
-                found.append(fx.TurnStarted())
-            if isinstance(frame.get("model"), str):
-                found.append(fx.ModelInUse(frame["model"]))
-            if isinstance(frame.get("slash_commands"), list):
-                found.append(fx.Facts((("slashCommands", tuple(c for c in frame["slash_commands"]
-                                                                if isinstance(c, str))),)))
-        elif kind == "assistant" and frame.get("parent_tool_use_id") is None \
-                and not frame.get("is_api_error_message"):
-            found.extend(_context(frame.get("message")))
+            if frame.get("state") in ("queued", "started"):
+                found.append(fx.PromptTaken())
         elif kind == "rate_limit_event":
             found.extend(self._rate_limit(frame.get("rate_limit_info")))
         elif kind == "result":
@@ -202,13 +213,35 @@ class ClaudeDriver:
         elif kind == "control_request":
             request = frame.get("request") or {}
             found.append(fx.RequestOpened(frame.get("request_id"), str(request.get("subtype", "unknown"))))
+            return True, found, projection.request(frame)
         elif kind == "control_cancel_request":
             found.append(fx.RequestClosed(frame.get("request_id")))
+            return True, found, projection.withdraw(frame)
         elif kind == "control_response":
-            return False, found + self._reply(frame.get("response") or {})
+            return False, found + self._reply(frame.get("response") or {}), []
         elif kind == "keep_alive":
-            return False, found
-        return True, found
+            return False, found, []
+        return True, found, []
+
+    def _system(self, frame: dict, found: list) -> None:
+        subtype = frame.get("subtype")
+        if subtype == "api_retry":
+            number = lambda key: frame.get(key) if isinstance(frame.get(key), int) else None  # noqa: E731
+            found.append(fx.Retry(number("attempt"), number("max_retries"), number("error_status"),
+                                  frame.get("error") if isinstance(frame.get("error"), str) else None))
+        elif subtype == "init":
+            # system/init (not initialize) lists the interrupt and lifecycle capabilities.
+            self._learn_capabilities(frame.get("capabilities"))
+            if not self._turn_running:
+                # A turn nobody sent a message for: Claude Code starts one by itself when
+                # background work (a subagent, a background shell) ends, to report on it.
+                self._turn_running = self._turn_active = True
+                found.append(fx.TurnStarted())
+            if isinstance(frame.get("model"), str):
+                found.append(fx.ModelInUse(frame["model"]))
+            if isinstance(frame.get("slash_commands"), list):
+                found.append(fx.Facts((("slashCommands", tuple(c for c in frame["slash_commands"]
+                                                                if isinstance(c, str))),)))
 
     def _learn_capabilities(self, listed) -> None:
         if isinstance(listed, list):

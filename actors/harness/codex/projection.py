@@ -32,10 +32,21 @@ class CodexProjector:
         return f"{self.gen}:{ref}"
 
     def project(self, frame: dict) -> list[tuple]:
+        """The operations of one frame read on its own (a test's replay); a running CLI's frames
+        come through its driver, which calls the same handlers."""
         method = frame.get("method")
         params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         if "id" in frame and method:
-            return self._request(frame["id"], method, params)
+            return self.request(frame["id"], method, params)
+        return self.notification(method, params)
+
+    # ---- the handlers the driver (protocol.py) calls, one per frame -----------------------------
+
+    def request(self, native, method: str, params: dict) -> list[tuple]:
+        """A request of the CLI's own (an approval, a question)."""
+        return self._request(native, method, params)
+
+    def notification(self, method, params: dict) -> list[tuple]:
         child = self._children.get(params.get("threadId"))
         if child is not None:
             return self._child(child, method, params)

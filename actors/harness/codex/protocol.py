@@ -15,8 +15,11 @@ Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of
 """
 from __future__ import annotations
 
+import time
+
 from actors.core import limits
 from actors.harness import effects as fx
+from actors.harness.codex.projection import CodexProjector
 
 HARNESS_ID = "codex"
 LABEL = "Codex"
@@ -71,7 +74,11 @@ class CodexDriver:
     harness_id = HARNESS_ID
     label = LABEL
 
-    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None):
+    def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
+                 projection: CodexProjector | None = None):
+        # The process's items: ids of a generation of their own (the time it started), so a
+        # restarted CLI never overwrites what an earlier one wrote (nor reuses its request ids).
+        self.projection = projection or CodexProjector(str(int(time.time() * 1000)))
         self._cwd = cwd
         self._model = model  # the session's requested model; None = Codex's configured one
         self._configured_model = None
@@ -168,20 +175,30 @@ class CodexDriver:
     # ---- frames the CLI writes -----------------------------------------------------------------
 
     def decode(self, frame: dict) -> tuple[bool, list]:
+        """Returns (keep in history, effects): read() without the thread's operations."""
+        keep, found, _ = self.read(frame)
+        return keep, found
+
+    def read(self, frame: dict) -> tuple[bool, list, list]:
+        """The one reading of a frame: (keep in history, effects for the link, operations for
+        the thread). One dispatch serves both: the projection's handler gives the operations."""
         method = frame.get("method")
-        if "id" in frame and method is None:
-            return False, self._reply(frame)  # answers to devhost's own requests
         if method is None:
-            return False, []
+            # Answers to devhost's own requests (kept out of the history), or nothing we know.
+            return False, self._reply(frame) if "id" in frame else [], []
+        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         if "id" in frame:
+            ops = self.projection.request(frame["id"], method, params)
             if method not in ANSWERABLE_REQUESTS:
                 # Nothing in devhost can answer it (a client tool call, an MCP elicitation, a
                 # token refresh): say so at once, so Codex fails that step instead of waiting.
                 return True, [fx.Write(({"id": frame["id"], "error": {
-                    "code": -32601, "message": f"devhost does not answer {method}"}},))]
-            return True, [fx.RequestOpened(frame["id"], method)]  # an approval or question
-        params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
-        return True, self._notification(method, params)
+                    "code": -32601, "message": f"devhost does not answer {method}"}},))], ops
+            return True, [fx.RequestOpened(frame["id"], method)], ops  # an approval or question
+        found = self._notification(method, params)
+        if method == "turn/started":
+            found.append(fx.PromptTaken())
+        return True, found, self.projection.notification(method, params)
 
     def _notification(self, method: str, params: dict) -> list:
         thread = params.get("threadId")
