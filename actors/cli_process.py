@@ -16,6 +16,7 @@ import signal
 
 import gevent
 import gevent.queue
+import orjson
 import pykka
 from gevent import subprocess
 
@@ -241,15 +242,25 @@ def decode_lines(lines: list[bytes]) -> list:
     """The frame each line holds (None for a line that holds no JSON object), in order.
 
     A batch is parsed as one JSON array, one call for many lines (the calls' overhead was most
-    of the parsing). Only lines that each look like one object (``{`` … ``}``) are joined, and
-    the array must have one object per line; anything else is parsed a line at a time."""
+    of the parsing), by orjson: four times the standard parser's speed on a CLI's frames
+    (bench/relay.py). Only lines that each look like one object (``{`` … ``}``) are joined, and
+    the array must have one object per line; anything else, and anything orjson refuses that
+    the standard parser takes (NaN, infinity, a lone surrogate), is parsed a line at a
+    time by the standard parser, so a frame reads as it always did."""
     if len(lines) > 1 and all(line[:1] == b"{" and line[-1:] == b"}" for line in lines):
         try:
-            values = json.loads(b"[" + b",".join(lines) + b"]")
-        except (ValueError, RecursionError):
+            values = orjson.loads(b"[" + b",".join(lines) + b"]")
+        except orjson.JSONDecodeError:
             values = None
         if isinstance(values, list) and len(values) == len(lines) and all(isinstance(v, dict) for v in values):
             return values
+    elif len(lines) == 1:
+        try:
+            value = orjson.loads(lines[0])
+        except orjson.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return [value]
     return [_decode(raw) for raw in lines]
 
 

@@ -74,3 +74,13 @@ def test_a_batch_is_decoded_whole_and_a_line_that_is_no_object_spoils_none_of_th
     # Two objects on one line are not one frame, even where the count of a whole batch would match.
     assert decode_lines([b'{"a":"x', b'y"}', b'{"p":1},{"q":2}']) == [None, None, None]
     assert decode_lines([b'{"p":1},{"q":2}', b'{"b":2}']) == [None, {"b": 2}]
+
+
+@pytest.mark.parametrize("odd", [b'{"text":"\\ud83d"}', b'{"cost":NaN}', b'{"big":1e999}'])
+def test_a_line_the_fast_parser_refuses_reads_as_the_standard_parser_reads_it(odd):
+    # A delta cut inside a surrogate pair, a NaN, an infinity: alone and in a batch (compared as
+    # text: a NaN equals nothing, itself included).
+    expected = _decode(odd)
+    assert expected is not None
+    assert str(decode_lines([odd])) == str([expected])
+    assert str(decode_lines([b'{"a":1}', odd, b'{"b":2}'])) == str([{"a": 1}, expected, {"b": 2}])
