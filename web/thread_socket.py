@@ -4,7 +4,8 @@
 under the chat socket's rules (Host, exact Origin, refused before the upgrade, the page's
 directory checked on attach and again before every command). The items are the one
 projection of the CLI's frames (each harness's ``projection.py`` under ``actors/harness/``): the
-panel renders them and decodes nothing itself. The native chat socket (web/chat_socket.py) stays as it is, for integrations.
+panel renders them and decodes nothing itself. The native chat socket (web/chat_socket.py) stays
+as it is, for integrations.
 
 Frames to the page:
 - ``{type: "snapshot", session, seq, info, items}``: everything, on attach;

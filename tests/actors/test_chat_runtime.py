@@ -4,7 +4,7 @@ and tests/fake_codex.py.
 The fake CLIs replay frames the real CLIs were recorded writing, keyed on what they read,
 so the runtime's own logic runs in milliseconds without npm: one origin's sends in order, each
 after the previous acknowledgement; results to the sending socket only; an acknowledgement
-that never comes; a CLI that dies mid-turn; a retired CLI's generation ignored; a steer the CLI
+that never comes; a CLI that dies mid-turn; a retired CLI (an older process serial) ignored; a steer the CLI
 never confirms; a frozen turn settled by the next registry; an answer given on one surface
 settled on the other. The real CLIs stay the acceptance layer (tests/integration/).
 """

@@ -67,7 +67,7 @@ def test_claude_the_final_assistant_frame_completes_the_streamed_item_instead_of
         ("Answer to the second message.", False)]
 
 
-def test_claude_items_are_named_after_the_process_generation():
+def test_claude_items_are_named_after_the_process_id_prefix():
     projector = ClaudeProjector("1700000000000")
     items = upserts(projector, claude_frames("plain") + claude_frames("perm_allow"))
     cli_items = [i for i in items if i["kind"] not in ("approval", "question")]
@@ -340,9 +340,9 @@ def test_codex_a_later_process_never_reuses_an_earlier_processs_request_ids():
 
 def test_codex_a_second_process_keeps_the_first_ones_answered_approvals_in_the_thread():
     thread = Thread(new_info("c1", "codex", "/tmp", None, "full-access"))
-    for turn, generation in (("turn-1", "1700000000001"), ("turn-2", "1700000000002")):
+    for turn, id_prefix in (("turn-1", "1700000000001"), ("turn-2", "1700000000002")):
         thread.open_turn(turn)
-        projector = CodexProjector(generation)
+        projector = CodexProjector(id_prefix)
         for frame in codex_frames("frames-file-approval"):
             for op in projector.project(frame):
                 if op[0] == "upsert" and op[1]["kind"] == "approval":

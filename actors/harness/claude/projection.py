@@ -1,6 +1,6 @@
 """Claude Code's frames turned into a chat's thread changes (items).
 
-A projection is per CLI process: its items get ids ``<generation>:<ref>`` so a restarted CLI
+A projection is per CLI process: its items get ids ``<id prefix>:<ref>`` so a restarted CLI
 never overwrites what an earlier one wrote. It answers a list of operations:
 ``("upsert", item)`` merges an item by id, ``("append", item_id, text, skeleton)`` appends text
 to an item (adding ``skeleton`` first if it does not exist yet), ``("background", tasks)`` says
@@ -24,8 +24,8 @@ TASK_STATUS = {"completed": "done", "failed": "error", "killed": "stopped", "sto
 class ClaudeProjector:
     provider = "claude"
 
-    def __init__(self, generation: str):
-        self.gen = generation
+    def __init__(self, id_prefix: str):
+        self.id_prefix = id_prefix
         self._blocks: dict[int, str] = {}  # stream content block index -> item id
         self._requests: dict = {}  # request id -> the can_use_tool request
         self._tool_inputs: dict[str, dict] = {}  # tool_use id -> its input (a background task's command)
@@ -36,7 +36,7 @@ class ClaudeProjector:
                          "system": self.system}
 
     def _id(self, ref: str) -> str:
-        return f"{self.gen}:{ref}"
+        return f"{self.id_prefix}:{ref}"
 
     def project(self, frame: dict) -> list[tuple]:
         """The operations of one frame read on its own (a saved transcript's record, a test's

@@ -88,7 +88,7 @@ class ClaudeDriver:
     def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
                  projection: ClaudeProjector | None = None):
         # cwd, model and resume id are on the command line already (see command_line()).
-        # The process's items: ids of a generation of their own (the time it started), so a
+        # The process's items: ids with a prefix of their own (the time it started), so a
         # restarted CLI never overwrites what an earlier one wrote.
         self.projection = projection or ClaudeProjector(str(int(time.time() * 1000)))
         self._session_id: str | None = None  # the last session id a frame carried

@@ -1,10 +1,10 @@
 """Codex's app-server frames turned into a chat's thread changes (items).
 
-A projection is per CLI process: its items get ids ``<generation>:<ref>`` so a restarted CLI
+A projection is per CLI process: its items get ids ``<id prefix>:<ref>`` so a restarted CLI
 never overwrites what an earlier one wrote. Its operations are those of Claude Code's
 (actors/harness/claude/projection.py), and ``("resolved", request_id)`` when Codex settles a
 request itself. Codex numbers its requests from 0 in every process, so a request's id in the
-thread (``requestId``) carries the generation too; ``native`` gives the CLI's own id back.
+thread (``requestId``) carries the id prefix too; ``native`` gives the CLI's own id back.
 
 The driver (protocol.py) reads each frame once and hands it here; ``project`` is the same
 dispatch for a frame read on its own. Pure translation: no I/O.
@@ -18,8 +18,8 @@ TURN_STATUS = {"completed": "done", "failed": "error", "interrupted": "stopped"}
 class CodexProjector:
     provider = "codex"
 
-    def __init__(self, generation: str):
-        self.gen = generation
+    def __init__(self, id_prefix: str):
+        self.id_prefix = id_prefix
         self._natives: dict[str, object] = {}  # requestId in the thread -> the CLI's own id
         self._outputs: dict[str, str] = {}  # a running command's output so far (its newest OUTPUT_CHARS)
         self._retries = 0
@@ -29,7 +29,7 @@ class CodexProjector:
         self._stopping: set[str] = set()  # task ids devhost asked Codex to end
 
     def _id(self, ref) -> str:
-        return f"{self.gen}:{ref}"
+        return f"{self.id_prefix}:{ref}"
 
     def project(self, frame: dict) -> list[tuple]:
         """The operations of one frame read on its own (a test's replay); a running CLI's frames
@@ -192,7 +192,7 @@ class CodexProjector:
         return []
 
     def _request(self, native, method: str, params: dict) -> list[tuple]:
-        request_id = self._id(native)  # a restarted CLI asks "0" again: the generation keeps them apart
+        request_id = self._id(native)  # a restarted CLI asks "0" again: the id prefix keeps them apart
         if method == "item/tool/requestUserInput" or method.endswith("/requestApproval"):
             self._natives[request_id] = native
         if method == "item/tool/requestUserInput":

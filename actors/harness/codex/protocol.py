@@ -76,7 +76,7 @@ class CodexDriver:
 
     def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
                  projection: CodexProjector | None = None):
-        # The process's items: ids of a generation of their own (the time it started), so a
+        # The process's items: ids with a prefix of their own (the time it started), so a
         # restarted CLI never overwrites what an earlier one wrote (nor reuses its request ids).
         self.projection = projection or CodexProjector(str(int(time.time() * 1000)))
         self._cwd = cwd
