@@ -26,7 +26,7 @@ the machine; 1.0x is as fast as the bare relay).
 from __future__ import annotations
 
 # _harness first: gevent patches the process before anything else is imported.
-from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,  # noqa: I001
+from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,
                       machine_line, run_sinks, send_message, stop_on_sigterm)
 
 import argparse

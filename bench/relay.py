@@ -32,7 +32,7 @@ load is printed too: near 100% would mean this process, not the server, set the 
 from __future__ import annotations
 
 # _harness first: gevent patches the process before anything else is imported.
-from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,  # noqa: I001
+from _harness import (DeliveryError, bare_relay, connect_sinks, devhostd, frames_per_turn,
                       machine_line, run_sinks, send_message, stop_on_sigterm)
 
 import sys

@@ -18,7 +18,7 @@ native client; 2.00x: twice as late), and how many frames each socket received.
 from __future__ import annotations
 
 # _harness first: gevent patches the process before anything else is imported.
-from _harness import (connect_sinks, devhostd, frames_per_turn, machine_line, open_websocket,  # noqa: I001
+from _harness import (connect_sinks, devhostd, frames_per_turn, machine_line, open_websocket,
                       run_sinks, send_message, stop_on_sigterm)
 
 import struct
