@@ -27,7 +27,7 @@ import pytest
 from gevent import pool, pywsgi
 from geventwebsocket.handler import WebSocketHandler
 
-from web.decoders import zstd
+from web.proxy.decoders import zstd
 
 PAGE = b"""<!doctype html>
 <html lang="en">

@@ -2,7 +2,7 @@
 
 An extension (see ``EXTENSIONS`` in web/server.py):
 - ``/__devhost__/static/chat/…`` serves the panel (plain JavaScript modules and CSS);
-- a service with an ``upstream`` is proxied to it (web/proxy.py), the panel injected into its
+- a service with an ``upstream`` is proxied to it (web/proxy/), the panel injected into its
   HTML; a service without one gets a plain page that carries the panel;
 - the app's own WebSocket upgrades (its hot reload) are tunnelled to the upstream.
 The control origin keeps the daemon's own plain page: it is no routed page, so no panel.
@@ -14,7 +14,11 @@ import os
 
 import bottle
 
-from web import proxy
+from web.proxy.injection import PANEL_SCRIPT
+from web.proxy.relay import forward
+from web.proxy.tunnel import answer as answer_upgrade
+from web.proxy.tunnel import tunnel_websocket
+from web.proxy.upstream import Upstream
 from web.reload_hold import ReloadHolds
 
 STATIC_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -114,11 +118,11 @@ def routed_pages(context, control_page):
                          f"{hostname} is no longer a routed service of this stack.", panel=False,
                          head=environ.get("REQUEST_METHOD") == "HEAD")
         if service.upstream:
-            upstream = proxy.Upstream.parse(service.upstream)
-            return proxy.forward(upstream, environ, start_response,
-                                 lambda status, message, close=False: _html(
-                                     start_response, status, "Upstream not answering", message,
-                                     head=environ.get("REQUEST_METHOD") == "HEAD", close=close))
+            upstream = Upstream.parse(service.upstream)
+            return forward(upstream, environ, start_response,
+                           lambda status, message, close=False: _html(
+                               start_response, status, "Upstream not answering", message,
+                               head=environ.get("REQUEST_METHOD") == "HEAD", close=close))
         manifest = context.manifests.current()
         return _plain_page(environ, start_response, manifest.name, service, manifest.path)
     return app
@@ -148,7 +152,7 @@ def _html(start_response, status: str, title: str, text: str, panel: bool = True
     title, text = bottle.html_escape(title), bottle.html_escape(text)
     body = (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{title}</title>"
-            f"{proxy.PANEL_SCRIPT.decode() if panel else ''}</head>"
+            f"{PANEL_SCRIPT.decode() if panel else ''}</head>"
             f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; "
             f"padding: 0 1rem\"><h1>{title}</h1><p>{text}</p></body></html>").encode()
     start_response(status, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
@@ -163,11 +167,11 @@ def app_socket(app, handler, holds=None) -> None:
     # the app's business outside /__devhost__/: it is passed on for the app to judge.
     refusal = app.refusal(environ)
     if refusal:
-        proxy.answer(handler, *refusal)
+        answer_upgrade(handler, *refusal)
         return
     hostname = _hostname(app.context, environ)
     service = app.context.manifests.current().service_for_host(hostname) if hostname else None
     if service is None or not service.upstream:
-        proxy.answer(handler, "404 Not Found", "no WebSocket is served at this path: this hostname has no upstream")
+        answer_upgrade(handler, "404 Not Found", "no WebSocket is served at this path: this hostname has no upstream")
         return
-    proxy.tunnel_websocket(handler, proxy.Upstream.parse(service.upstream), holds, hostname)
+    tunnel_websocket(handler, Upstream.parse(service.upstream), holds, hostname)

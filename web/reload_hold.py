@@ -1,7 +1,7 @@
 """Holding a page's hot reloads while the agent works on its files.
 
 A dev server tells the page what changed over the app's own WebSocket (Vite's HMR channel),
-which devhostd tunnels (web/proxy.py). While a person holds reloads for a routed hostname, what
+which devhostd tunnels (web/proxy/tunnel.py). While a person holds reloads for a routed hostname, what
 the dev server sends on those sockets is kept here, frame by frame, and sent on in order when
 the hold ends or the person applies it: the page never updates or reloads under them mid-turn.
 

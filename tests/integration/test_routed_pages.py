@@ -13,7 +13,7 @@ import pytest
 import websocket
 
 from tests.upstream_app import proxied_stack, upstream  # noqa: F401 - fixtures
-from web.proxy import PANEL_SCRIPT
+from web.proxy.injection import PANEL_SCRIPT
 
 
 

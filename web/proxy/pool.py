@@ -9,7 +9,7 @@ An idle connection the upstream has closed (its keep-alive timeout: 5 s for Node
 Vite's included) is found before it is used: an idle connection with anything to read (its
 end, or bytes nobody asked for) is never reused. What is left is the race of an upstream
 closing as a request goes out; the proxy retries that once on a fresh connection, for
-idempotent requests without a body only (web/proxy.py).
+idempotent requests without a body only (web/proxy/relay.py).
 """
 from __future__ import annotations
 

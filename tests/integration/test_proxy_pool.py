@@ -1,4 +1,4 @@
-"""The proxy's kept-alive upstream connections (web/upstream_pool.py), seen from the upstream.
+"""The proxy's kept-alive upstream connections (web/proxy/pool.py), seen from the upstream.
 
 The upstream here is a raw HTTP/1.1 server the test scripts connection by connection, so it can
 count connections and requests, and close a kept-alive connection the way a dev server's

@@ -1,0 +1,265 @@
+"""The HTTP relay: one browser request to the manifest's upstream, its answer streamed back.
+
+Bodies stream both ways as they come; what changes is only what web/proxy/heads.py says of
+the heads, and a page navigation's HTML, decoded (web/proxy/decoders.py) and given the panel's
+script (web/proxy/injection.py). Kept-alive upstream connections come from the pool
+(web/proxy/pool.py); an answer that cannot be had is the caller's ``error_page``, never a 500.
+"""
+from __future__ import annotations
+
+import http.client
+import socket
+
+import gevent
+
+from actors.chatlog import daemon_log
+from web.proxy.decoders import ERRORS as DECODE_ERRORS
+from web.proxy.heads import clean, is_navigation, request_headers, response_plan
+from web.proxy.injection import ScriptInjector
+from web.proxy.pool import UpstreamPool
+from web.proxy.upstream import CHUNK, CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Upstream, request_target
+from web.websocket import AbortResponse, no_delay
+
+# Once the browser has closed its side, an upstream body that brings nothing new for this long
+# is let go of (a half-closed browser may still be reading, so not at once).
+CLIENT_GONE_IDLE = 3.0
+BODY_IDLE = 10.0  # seconds a request body may stop coming before the request is refused
+# RFC 9110 §9.2.2: sent twice, these mean what they mean once; with no body to send again.
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+POOL = UpstreamPool()
+
+
+class BodyCut(Exception):
+    """The browser's request body ended before its Content-Length: the client's fault, a 400."""
+
+
+def _body(environ):
+    stream = environ["wsgi.input"]
+    remaining = _content_length(environ)  # None: chunked, read to its end
+    while remaining is None or remaining > 0:
+        try:
+            with gevent.Timeout(BODY_IDLE):
+                data = stream.read(CHUNK if remaining is None else min(CHUNK, remaining))
+        except (OSError, ValueError, gevent.Timeout):
+            raise BodyCut() from None  # the connection ended mid-body, or the body stopped coming
+        if not data:
+            if remaining:
+                raise BodyCut()
+            return
+        if remaining is not None:
+            remaining -= len(data)
+        yield data
+
+
+def _content_length(environ) -> int | None:
+    value = (environ.get("CONTENT_LENGTH") or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def forward(upstream: Upstream, environ, start_response, error_page, pool: UpstreamPool = POOL):
+    """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot."""
+    method = environ.get("REQUEST_METHOD", "GET")
+    transfer_encoding = environ.get("HTTP_TRANSFER_ENCODING")
+    if transfer_encoding is not None and transfer_encoding.strip().lower() != "chunked":
+        # Anything but plain chunked would be framed differently here and upstream.
+        return error_page("400 Bad Request", "devhostd only passes on request bodies sent with "
+                                             "Content-Length or Transfer-Encoding: chunked.", close=True)
+    has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
+    connection, reused = pool.acquire(upstream, CONNECT_TIMEOUT)
+    try:
+        try:
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            if not (reused and method in IDEMPOTENT and not has_body and _stale(exc)):
+                raise
+            # The upstream closed its idle connection as this request went out: once more, on a
+            # fresh one. Never for a request that may have changed something, or had a body.
+            connection, reused = upstream.connection(CONNECT_TIMEOUT), False
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+    except BodyCut:
+        connection.close()
+        return error_page("400 Bad Request", "the request body ended before its Content-Length: nothing was "
+                                             "answered (the upstream got a cut request and was let go).", close=True)
+    except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
+        connection.close()
+        return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")
+    except (OSError, http.client.HTTPException) as exc:
+        connection.close()
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return error_page("502 Bad Gateway",
+                          f"devhostd could not get an answer from the upstream {upstream.origin}: {reason}. "
+                          f"Is the dev server running? Reload this page once it is.")
+    headers, inject, decoder = response_plan(response, method, environ, upstream)
+    try:
+        start_response(f"{response.status} {clean(response.reason)}", headers)
+    except (ValueError, TypeError, AssertionError) as exc:  # pywsgi refuses what it cannot send
+        response.close()
+        connection.close()
+        daemon_log(f"proxy: the upstream's answer cannot be passed on: {exc!r}")
+        return error_page("502 Bad Gateway", f"devhostd cannot pass on the answer of the upstream "
+                                             f"{upstream.origin}: {exc}", close=True)
+    keep = (lambda: pool.release(upstream, connection)) if reusable else None
+    return _ResponseBody(connection, response, inject, decoder, sock, environ.get("devhost.client_socket"),
+                         keep=keep)
+
+
+def _exchange(connection, method: str, environ, upstream: Upstream, has_body: bool):
+    """Sends the request and reads the answer's head: (response, socket, whether the connection
+    can serve another request once this answer is read whole)."""
+    if connection.sock is None:
+        connection.connect()
+        no_delay(connection.sock)
+    # getresponse() drops connection.sock when the answer ends with the connection
+    # (HTTP/1.0, "Connection: close", a close-delimited body): keep it to lift the timeout.
+    sock = connection.sock
+    sock.settimeout(RESPONSE_TIMEOUT)
+    connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
+                       headers=dict(request_headers(environ, narrow=is_navigation(environ))))
+    response = connection.getresponse()
+    interim = False
+    while 100 <= response.status < 200 and response.status != 101:
+        # An interim answer (103 Early Hints, a stray 100): the final one follows it.
+        interim = True
+        response = http.client.HTTPResponse(_Buffered(response.fp), method=method)
+        response.begin()
+    sock.settimeout(None)
+    # After an interim answer http.client's own bookkeeping follows the first response, not
+    # the one read: such a connection is not trusted with another request.
+    return response, sock, not (interim or response.will_close or response.status == 101)
+
+
+def _stale(exc: Exception) -> bool:
+    """A pooled connection the upstream had closed: refused at the write, or no answer at all."""
+    if isinstance(exc, TimeoutError):
+        return False  # the upstream is slow, not gone: sending again would only double the wait
+    return isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+                            http.client.BadStatusLine, ConnectionAbortedError))
+
+
+class _Buffered:
+    """Lets a next HTTPResponse read on from the buffered file of the one before it."""
+
+    def __init__(self, fp):
+        self._fp = fp
+
+    def makefile(self, mode):
+        return self._fp
+
+
+class _ResponseBody:
+    """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
+
+    def __init__(self, connection, response, inject: bool, decoder, upstream_socket=None, client_socket=None,
+                 keep=None):
+        self._connection = connection
+        self._keep = keep  # gives the connection back to the pool once the answer was read whole
+        self._complete = False
+        self._response = response
+        self._injector = ScriptInjector() if inject else None
+        self._decoder = decoder
+        self._upstream_socket = upstream_socket
+        self._client_socket = client_socket
+        self._watcher = None
+        self._progress = 0  # reads from the upstream so far
+
+    def _watch_client(self):
+        """Lets go of the upstream when the browser closes its connection: a body that stalls
+        (or streams for ever) must not hold a greenlet and two sockets once nobody reads it."""
+        while True:
+            try:
+                gone = not self._client_socket.recv(1, socket.MSG_PEEK)
+                break
+            except TimeoutError:
+                continue  # the client socket's own read timeout: keep watching
+            except OSError:
+                gone = True
+                break
+        if not gone:
+            return  # the browser sent its next request already: it is still there
+        # Closed, or only half-closed (it may still read): let go once the upstream stalls.
+        while True:
+            seen = self._progress
+            gevent.sleep(CLIENT_GONE_IDLE)
+            if self._progress == seen:
+                break
+        try:
+            self._upstream_socket.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+        except OSError:
+            pass
+
+    def __iter__(self):
+        if self._client_socket is not None and self._upstream_socket is not None:
+            self._watcher = gevent.spawn(self._watch_client)
+        try:
+            yield from self._relay()
+        finally:
+            self._stop_watching()
+
+    def _stop_watching(self):
+        if self._watcher is not None:
+            # Dead before pywsgi reads the next request from the same socket: two readers of
+            # one gevent socket is an error.
+            self._watcher.kill(block=True)
+            self._watcher = None
+
+    def _relay(self):
+        broken = received = False
+        while True:
+            try:
+                data = self._response.read1(CHUNK)
+            except (OSError, http.client.HTTPException) as exc:
+                # The browser gets what there was, then the connection is cut: a cut-off page
+                # never looks complete (and is never a 500).
+                daemon_log(f"proxy: the upstream's answer broke off: {exc!r}")
+                broken = True
+                break
+            if not data:
+                if self._response.length:  # read1 ends quietly where its length was not met
+                    daemon_log(f"proxy: the upstream's answer ended {self._response.length} bytes short")
+                    broken = True
+                break
+            received = True
+            self._progress += 1
+            pieces = [data] if self._decoder is None else self._inflate(data)
+            try:
+                for piece in pieces:
+                    if self._injector is not None:
+                        piece = self._injector.feed(piece)
+                    if piece:
+                        yield piece
+            except DECODE_ERRORS as exc:
+                daemon_log(f"proxy: the upstream's compressed answer is broken: {exc!r}")
+                broken = True
+                break
+        if self._decoder is not None and not broken:
+            if received and not self._decoder.eof:
+                daemon_log("proxy: the upstream's compressed answer ended before its end")
+                broken = True
+        tail = self._injector.finish() if self._injector is not None else b""
+        if tail:
+            yield tail
+        if broken:
+            raise AbortResponse()
+        self._complete = True
+
+    def _inflate(self, data: bytes):
+        """Decompresses in pieces of at most CHUNK bytes, letting other greenlets run between
+        them: a small compressed body can expand to gigabytes."""
+        decoder = self._decoder
+        while True:
+            piece = decoder.decompress(data, CHUNK)
+            data = decoder.unconsumed_tail
+            if piece:
+                yield piece
+            if not data and len(piece) < CHUNK:
+                return
+            gevent.sleep(0)
+
+    def close(self):
+        self._stop_watching()
+        self._response.close()
+        if self._complete and self._keep is not None:
+            self._keep()  # read to its end, and the upstream keeps the connection open
+        else:
+            self._connection.close()
