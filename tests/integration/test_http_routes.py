@@ -93,7 +93,7 @@ def test_the_devhost_target_works_in_the_daemons_own_checkout(daemon, mock):
 
 def test_the_devhost_target_is_refused_outside_a_development_build(stack, daemon_env, tmp_path):
     installed = tmp_path / "installed-devhostd"
-    for part in ("actors", "web", "storage", "bin"):
+    for part in ("actors", "web", "storage", "devhostd", "bin"):
         shutil.copytree(REPO / part, installed / part, ignore=shutil.ignore_patterns("__pycache__"))
     running = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state",
                      code_dir=installed)
