@@ -16,7 +16,7 @@ import gevent
 import gevent.event
 
 from actors import chatlog
-from actors.cli_link import CORE
+from actors.cli_link_sends import CORE
 from actors.core import attachments as files
 from actors.core import background
 from actors.core import queue as q

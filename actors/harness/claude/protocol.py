@@ -141,6 +141,10 @@ class ClaudeDriver:
         # "default" returns to the CLI's configured model.
         return [self._control("set_model", model=model or "default")]
 
+    def stop_waiting_for(self, message_id: str) -> None:
+        """The host gave up on a message's acknowledgement: it no longer counts on it to start a turn."""
+        self.waiting.discard(message_id)
+
     def interrupt_frames(self) -> list[dict]:
         self._interrupting = True
         fields = {"cancel_queued": True} if _CANCEL_QUEUED in self.capabilities else {}

@@ -157,6 +157,10 @@ class CodexDriver:
         self._model_for_next_turn = model
         return []
 
+    def stop_waiting_for(self, message_id: str) -> None:
+        """The host gave up on a message's acknowledgement: it no longer counts on it to start a turn."""
+        self.waiting.discard(message_id)
+
     def interrupt_frames(self) -> list:
         if self.thread_id is None or self._turn_id is None:
             return []
