@@ -6,45 +6,41 @@ every event in the chat's log before any client sees it; the record is rewritten
 grows past FOLD_LOG_BYTES, at a clear, and at shutdown. Text deltas to one item are joined for
 DELTA_TICK before they go out (the thread itself always holds the whole text).
 
-Clients are sinks (``push`` never blocks): those attached to this chat get every
-``ChatEvent``; every connected client gets ``ChatStatus`` when the status signature changes.
-The registry is told each new info, so listing never asks a chat.
-
 It owns the thread and its info: the Chat's controllers change them only through its methods
 (``update_info`` for the info, ``enqueue``/``unqueue``/``to_front``/``steer_*`` for the queue,
 ``begin_turn``/``note``/``upsert``… for items), each of which logs and sends the events of the
-change; they read ``thread`` and ``info`` freely. Its timers (the delta flush, the store retry)
-come back to it through the chat's actor (actors/tell.py ``call_later``).
+change; they read ``thread`` and ``info`` freely. It also owns the projection of the running
+CLI's items and the text deltas it holds back. Its parts own the rest, each changed only
+through its methods: ``record`` (actors/durable_record.py: the log and the record on disk, the
+seq, a chat that cannot be saved and its retry, frozen and removed), ``clients``
+(actors/durable_clients.py: the attached clients, the status every client was told, the
+registry), ``kept`` (actors/durable_kept.py: the bookmarks and visuals lists, the attachments)
+and the tool log (actors/durable_tool_log.py: when each running tool started). The controllers
+read the parts' fields (``durable.record.store_error``, ``durable.kept.bookmarks``). Its timers
+(the delta flush; the record's retry) come back to their owner through the chat's actor
+(actors/tell.py ``call_later``).
 """
 from __future__ import annotations
 
-import copy
 import os
-import time
 
 from actors import chatlog
+from actors.core import attachments as files
 from actors.core import queue as q
-from actors.core.cuts import collapsed, first_line
+from actors.core.cuts import suggested_title
 from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.thread import Thread, new_info
+from actors.durable_clients import CoreClients
+from actors.durable_kept import KeptLists
+from actors.durable_record import ChatRecord, replayed
+from actors.durable_tool_log import ToolLog
 from actors.guard import on_threadpool
 from actors.harness import effects as fx
-from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
-from actors.status import status_signature
-from actors.tell import call, call_later, tell
-from actors.core import attachments as files
-from storage import sidecars, write_failure
-from storage.attachments import AttachmentStore
-from storage.chat_store import FOLD_LOG_BYTES, read_log
+from actors.messages import ChatBookmarks, ChatVisuals
+from actors.tell import call_later
 
 DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
-# A log line longer than this is appended on the hub's threadpool: a write that large can wait
-# on the disk; the small ones (most of them) are cheaper on the hub than a thread switch.
-APPEND_ON_HUB = 64 << 10
-# While the chat cannot be saved (a full disk), saving it whole is tried again this often, and at
-# every send (a test may make it quick).
-STORE_RETRY_SECONDS = float(os.environ.get("DEVHOSTD_STORE_RETRY_SECONDS") or 5.0)
 
 
 def provider_of(harness) -> str:
@@ -58,48 +54,18 @@ class DurableFace:
                  log: chatlog.ChatLog | None = None, on_store_changed=None, workdir: str | None = None,
                  limit_resume: bool = False):
         self.chat_id = chat_id
-        self._on_store_changed = on_store_changed  # () -> None: the chat stops its turn and tells the person
         self._harness = harness
         self._log = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
-        self._tools: dict[str, float] = {}  # running tool item id -> when it started (monotonic)
-        self._store = store
-        self._bookmark_file = sidecars.bookmarks(os.path.dirname(store.folder))
-        self.attachments = AttachmentStore(os.path.dirname(store.folder))
-        self.bookmarks: list[dict] = self._bookmark_file.load(chat_id)
-        self.visuals: list[dict] = sidecars.visuals(os.path.dirname(store.folder)).load(chat_id)  # VisualStore's
-        self._clients = clients  # every connected core client: chat.status goes to all of them
-        self._registry = registry  # told each new info (a tell)
+        self._tools = ToolLog(self._log)
         self._actor_ref = actor_ref  # the chat's own, for the delta flush timer
-        self._attached: dict[int, object] = {}
-        self._next_subscriber = 0
         self._joiner = DeltaJoiner()
         self._flush_timer = None
-        self._last_signature = None
-        self._fold_at = FOLD_LOG_BYTES  # the log's size past which it is folded into the record
         self.projector = None
-        self.removed = False  # killed: nothing of this chat reaches the disk again
-        self.frozen = False  # shutting down: the running turn stays running in the record
-        # Why the chat cannot be saved now (words for the person), or None. While it is set the
-        # thread in memory is the only whole copy: nothing is appended (the log would get a gap),
-        # and the record is written again (STORE_RETRY_SECONDS, each send) until it takes.
-        self.store_error: str | None = None
-        self.store_code = "storage-full"  # the core's code for it (storage-full, storage-failed)
-        self._unsaved_from: int | None = None  # the first seq that is not on disk
-        self._store_retry = None
-        self._record_size = 0  # what the last record written took
-        record, log = stored if stored else (None, [])
-        if record or log:
+        record, log_lines = stored if stored else (None, [])
+        seq = reset_seq = 0
+        if record or log_lines:
             info = (record or {}).get("info") or new_info(chat_id, provider_of(harness), cwd, model, runtime_mode)
-            self.thread = Thread(info, (record or {}).get("items"))
-            self.seq = (record or {}).get("seq", 0)
-            # The seq of the last clear's reset (kept on disk as resetSeq): history cursors of
-            # before expire, also after a restart.
-            self.reset_seq = (record or {}).get("resetSeq", 0)
-            for line in log:
-                self.thread.apply(line["event"])
-                self.seq = line["seq"]
-                if line["event"].get("type") == "reset":
-                    self.reset_seq = line["seq"]
+            self.thread, seq, reset_seq = replayed(record, log_lines, info)
             # Saved when the disk had room again: this daemon finds out for itself.
             self.info.pop("storeError", None)
             self.fresh = False
@@ -109,9 +75,11 @@ class DurableFace:
             first = next((item["text"] for item in imported or [] if item["kind"] == "user"), None)
             if first:
                 self.info["suggestedTitle"] = suggested_title(first)
-            self.seq = 0
-            self.reset_seq = 0
             self.fresh = True
+        self.record = ChatRecord(chat_id=chat_id, store=store, log=self._log, actor_ref=actor_ref,
+                                 whole=self._whole, on_store_changed=on_store_changed, seq=seq, reset_seq=reset_seq)
+        self.clients = CoreClients(chat_id=chat_id, clients=clients, registry=registry)
+        self.kept = KeptLists(chat_id=chat_id, folder=os.path.dirname(store.folder))
         if workdir and workdir != self.info["cwd"]:
             self.info["workdir"] = workdir  # a resumed conversation's own folder in cwd: its CLI runs there
         self.info["limitResume"] = limit_resume  # whether this host takes limited turns up again (clients ask)
@@ -129,29 +97,25 @@ class DurableFace:
         """Joins a client; it gets the events after ``since`` from the log when the log still has
         them all, else a snapshot (the whole thread, or its newest page)."""
         self.flush_delta()
-        self._next_subscriber += 1
-        subscriber = self._next_subscriber
-        self._attached[subscriber] = sink
-        if since is not None and since <= self.seq:
-            # Up to a record's size of log, read and parsed on the hub's threadpool. Nothing is
-            # appended meanwhile: this chat's actor waits here.
-            lines = on_threadpool(_log_after, self._store.log_path(self.chat_id), since)
-            if [line["seq"] for line in lines] == list(range(since + 1, self.seq + 1)):
-                return {"subscriber": subscriber, "info": self.info, "items": [], "seq": self.seq,
-                        "events": [line["event"] for line in lines], "bookmarks": self.bookmarks,
-                        "visuals": self.visuals}
-        answer = {"subscriber": subscriber, "seq": self.seq, **self.thread.snapshot(),
-                  "pending": self.thread.pending_requests(), "bookmarks": self.bookmarks, "visuals": self.visuals}
+        subscriber = self.clients.join(sink)
+        seq = self.record.seq
+        events = self.record.events_after(since) if since is not None and since <= seq else None
+        if events is not None:
+            return {"subscriber": subscriber, "info": self.info, "items": [], "seq": seq, "events": events,
+                    "bookmarks": self.kept.bookmarks, "visuals": self.kept.visuals}
+        answer = {"subscriber": subscriber, "seq": seq, **self.thread.snapshot(),
+                  "pending": self.thread.pending_requests(), "bookmarks": self.kept.bookmarks,
+                  "visuals": self.kept.visuals}
         if history_limit is not None:
-            answer.update(page(answer["items"], self.reset_seq, None, history_limit))
+            answer.update(page(answer["items"], self.record.reset_seq, None, history_limit))
         return answer
 
     def detach(self, subscriber: int) -> None:
-        self._attached.pop(subscriber, None)
+        self.clients.leave(subscriber)
 
     def history(self, cursor: str | None, limit: int) -> dict:
         self.flush_delta()
-        return page(self.thread.snapshot()["items"], self.reset_seq, cursor, limit)
+        return page(self.thread.snapshot()["items"], self.record.reset_seq, cursor, limit)
 
     # ---- the CLI's frames ----------------------------------------------------------------------
 
@@ -185,7 +149,7 @@ class DurableFace:
         """Applies what the driver read in a CLI frame (its projection's operations, and its
         effects for whether the CLI took the prompt); True when what runs in the background
         changed (the session's record says how much does)."""
-        if self.frozen or self.removed or self.projector is None:
+        if self.record.frozen or self.record.removed or self.projector is None:
             return False
         if native_id and native_id != self.info.get("agentSessionId"):
             self.emit(self.thread.set_info(agentSessionId=native_id))
@@ -202,7 +166,7 @@ class DurableFace:
         for op in ops:
             if op[0] == "upsert":
                 if op[1].get("kind") == "tool":
-                    self._log_tool(self.thread.item(op[1]["id"]), op[1])
+                    self._tools.changed(self.thread.item(op[1]["id"]), op[1])
                 self.emit(self.thread.upsert(op[1]))
             elif op[0] == "append":
                 _, item_id, text, skeleton = op
@@ -222,23 +186,10 @@ class DurableFace:
                         self.emit(self.thread.upsert({**item, field: "cancelled"}))
         return background_changed
 
-    def _log_tool(self, before: dict | None, change: dict) -> None:
-        """A tool's start and end as log records: its name and subject (a path or a folder), never
-        its input or output."""
-        item = {**(before or {}), **change}
-        item_id, state = item["id"], item.get("state")
-        if before is None:
-            self._tools[item_id] = time.monotonic()
-            self._log("tool.start", turn=self._log.turn, tool=item.get("toolUseId"), name=item.get("name"),
-                      path=tool_subject(item))
-        if state in ("done", "error") and item_id in self._tools:
-            started = self._tools.pop(item_id)
-            self._log("tool.end", turn=self._log.turn, tool=item.get("toolUseId"), name=item.get("name"),
-                      outcome=state, took=f"{time.monotonic() - started:.1f}s", exit=item.get("exitCode"))
-
     def running_tools(self) -> list[str]:
         """The names of the tools running now (for the heartbeat)."""
-        return [str(self.thread.item(item_id).get("name")) for item_id in self._tools if self.thread.has(item_id)]
+        return [str(self.thread.item(item_id).get("name")) for item_id in self._tools.running()
+                if self.thread.has(item_id)]
 
     def answered_natively(self, native_request_id, result: dict) -> None:
         """A Chat-API socket answered a request: its item is settled here too, so the core's
@@ -350,7 +301,7 @@ class DurableFace:
             self.emit(self.thread.refresh_info())
 
     def finish_turn(self, state: str, process_gone: bool = False, limit: dict | None = None) -> None:
-        if self.projector is not None and not process_gone and not (self.frozen or self.removed):
+        if self.projector is not None and not process_gone and not (self.record.frozen or self.record.removed):
             # What the CLI lets run on past the turn becomes background work before the turn's
             # running tools are failed.
             self._apply(self.projector.turn_ending())
@@ -404,13 +355,13 @@ class DurableFace:
         for key in ("contextTokens", "contextWindow"):
             info["usage"].pop(key, None)  # a new conversation: nothing in its context yet
         self.emit(self.thread.reset())
-        self.reset_seq = self.seq
+        self.record.mark_reset()
         self.emit(self.thread.refresh_info())
         self.write_record()
-        if self.bookmarks:
+        if self.kept.bookmarks:
             self.set_bookmarks([])  # the items they marked are gone
         # And the messages that carried these: up to a folder of files, removed off the hub.
-        on_threadpool(self.attachments.remove_chat, self.chat_id)
+        on_threadpool(self.kept.remove_attachments)
 
     # ---- events --------------------------------------------------------------------------------
 
@@ -436,181 +387,57 @@ class DurableFace:
             self._log_and_send(event)
 
     def _log_and_send(self, event: dict) -> None:
-        if self.removed:
-            return
-        self.seq += 1
-        if self.store_error is None:
-            try:
-                line = self._store.line(self.seq, event)
-                if len(line) > APPEND_ON_HUB:
-                    size = on_threadpool(self._store.append_line, self.chat_id, line)
-                else:
-                    size = self._store.append_line(self.chat_id, line)
-                if size > self._fold_at:
-                    self.write_record(fold=True)
-            except OSError:
-                self.write_record()  # a line that did not reach disk is folded into the record
-        self._tell_attached(ChatEvent(self.chat_id, event, self.seq))
-        if event["type"] in ("info", "reset"):
-            self.tell_registry()  # chat.list answers from the registry's copy
-        if event["type"] in ("info", "reset") or event.get("item", {}).get("kind") in ("approval", "question"):
-            self._status_changed()
+        if self.record.log(event):  # on disk before any client sees it
+            self.clients.event(event, self.record.seq, self.info)
 
-    def _status_changed(self) -> None:
-        signature = status_signature(self.info)
-        if signature != self._last_signature:
-            self._last_signature = signature
-            self._clients.broadcast(ChatStatus(self.chat_id, self.info))
+    def _whole(self) -> dict:
+        """The thread as the record holds it (the record's ``whole``): the text held back is
+        logged first, so the record never holds text whose delta is not logged yet."""
+        for ready in self._joiner.flush():
+            self._log_and_send(ready)
+        return self.thread.snapshot()
 
     def tell_registry(self) -> None:
-        if self._registry is not None:
-            # A copy: the thread goes on changing it.
-            tell(self._registry, "on_info", self.chat_id, copy.deepcopy(self.info))
+        self.clients.tell_registry(self.info)
 
-    def write_record(self, fold: bool = False) -> bool:
-        """Writes the whole thread as the chat's record; False when the disk refused it (the
-        chat then cannot be saved until a write of it takes: ``store_error``). A ``fold`` that
-        fails loses nothing (the log still holds every event): it is tried again later."""
-        if self.removed:
-            return True
-        for ready in self._joiner.flush():
-            self._log_and_send(ready)  # the record must not hold text whose delta is not logged yet
-        try:
-            # fsync and rename on the hub's threadpool: file work never holds the hub.
-            record = {**self.thread.snapshot(), "seq": self.seq, "resetSeq": self.reset_seq}
-            size = on_threadpool(self._store.write_record, self.chat_id, record)
-            # The log folds again once it is as large as the record it would be folded into:
-            # a long chat is not rewritten whole for every FOLD_LOG_BYTES it grows.
-            self._fold_at = max(FOLD_LOG_BYTES, size)
-            self._record_size = size
-        except OSError as exc:
-            if fold and self.store_error is None:
-                self._fold_at += FOLD_LOG_BYTES
-                return False
-            self._store_failed(exc)
-            return False
-        if self.store_error is not None:
-            self._store_saved()
-        return True
+    # ---- the record (the record's own) ----------------------------------------------------------
+
+    def write_record(self) -> bool:
+        """Writes the whole thread as the chat's record; False when the disk refused it."""
+        return self.record.write()
 
     def retry_store(self) -> bool:
-        """Tries to save the chat whole again; True when it is saved (or was all along). A disk
-        that has less free than the last record took is not tried: encoding a long chat for a
-        write that cannot fit would cost the hub for nothing."""
-        if self.store_error is None or self.removed:
-            return True
-        free = self._store.free_bytes()
-        if (free is None or free >= self._record_size) and self.write_record():
-            return True
-        self._arm_store_retry()
-        return False
-
-    def _store_failed(self, exc: OSError) -> None:
-        if self.store_error is not None:
-            return  # said once: a chat that cannot be saved is not reported for every event
-        self.store_error = write_failure.chat_not_saved(os.path.dirname(self._store.folder), exc)
-        self.store_code = write_failure.code(exc)
-        self._unsaved_from = self.seq
-        where = exc.filename or self._store.folder
-        self._log("error", kind="store", error=f"{exc.strerror or exc} ({where}); the events from seq {self.seq} "
-                                               f"on are kept in memory until it can be saved")
-        self._arm_store_retry()
-        self._tell_store_changed()
-
-    def _store_saved(self) -> None:
-        self._log("store.saved", unsaved=f"{self._unsaved_from}..{self.seq}")
-        self.store_error = None
-        self._unsaved_from = None
-        if self._store_retry is not None:
-            self._store_retry.kill(block=False)
-            self._store_retry = None
-        self._tell_store_changed()
-
-    def _tell_store_changed(self) -> None:
-        # After the event being logged (a call to the chat's actor), not in the middle of it.
-        if self._on_store_changed is not None:
-            call(self._actor_ref, self._on_store_changed)
-
-    def _arm_store_retry(self) -> None:
-        if self._store_retry is not None:
-            self._store_retry.kill(block=False)
-        if not (self.frozen or self.removed):
-            self._store_retry = call_later(STORE_RETRY_SECONDS, self._actor_ref, self.retry_store)
+        """Tries to save a chat that could not be saved; True when it is saved (or was all along)."""
+        return self.record.retry()
 
     def freeze(self) -> None:
-        """Shutdown: the record is written as things stand; what a full disk still refuses
-        is said in the log, since nothing will hold it after this."""
-        self.frozen = True
+        """Shutdown: the held text is logged and the record written as things stand."""
         self.flush_delta()
-        if self._store_retry is not None:
-            self._store_retry.kill(block=False)
-            self._store_retry = None
-        if not self.write_record() and not self.removed:
-            self._log("store.unsaved", unsaved=f"{self._unsaved_from}..{self.seq}")
+        self.record.freeze()
 
     def remove(self) -> None:
-        self.removed = True
-        for timer in (self._flush_timer, self._store_retry):
-            if timer is not None:
-                timer.kill(block=False)
-        self._attached.clear()
+        self.record.remove()
+        if self._flush_timer is not None:
+            self._flush_timer.kill(block=False)
+        self.clients.leave_all()
         on_threadpool(self._remove_files)  # a log and a folder of files: off the hub
 
     def _remove_files(self) -> None:
-        self._store.remove(self.chat_id)
-        self._bookmark_file.remove(self.chat_id)
-        self.attachments.remove_chat(self.chat_id)
+        self.record.remove_files()
+        self.kept.remove_files()
+
+    # ---- what the chat keeps beside its thread (the kept lists' own) -----------------------------
 
     def set_visuals(self, visuals: list[dict]) -> None:
         """The chat's visuals changed (VisualStore keeps them): the attached clients are told."""
-        if self.removed:
+        if self.record.removed:
             return
-        self.visuals = visuals
-        self._tell_attached(ChatVisuals(self.chat_id, visuals))
+        self.kept.keep_visuals(visuals)
+        self.clients.tell(ChatVisuals(self.chat_id, visuals))
 
     def set_bookmarks(self, bookmarks: list[dict]) -> None:
         """Keeps the new list (on disk first) and tells the attached clients the whole of it."""
-        if self.removed:
+        if self.record.removed:
             return
-        self._bookmark_file.save(self.chat_id, bookmarks)
-        self.bookmarks = bookmarks
-        self._tell_attached(ChatBookmarks(self.chat_id, bookmarks))
-
-    def _tell_attached(self, message) -> None:
-        for sink in list(self._attached.values()):
-            sink.push(message)
-
-
-def _log_after(path: str, since: int) -> list[dict]:
-    return [line for line in read_log(path) if line["seq"] > since]
-
-
-TITLE_CHARS = 80
-
-
-def suggested_title(text: str) -> str | None:
-    """A chat's name from its first message: its first line, without the page context a
-    screenshot adds, cut on a word at TITLE_CHARS."""
-    context = text.find("\n\n[Page context]\n")
-    own = text if context < 0 else text[:context]
-    if own.startswith("[Page context]\n"):
-        own = ""
-    line = collapsed(first_line(own.strip()), TITLE_CHARS)
-    if not line:
-        return None
-    if len(line) <= TITLE_CHARS:
-        return line
-    cut = line[:TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[:TITLE_CHARS - 1]
-    return cut.rstrip(" ,.;:") + "…"
-
-
-def tool_subject(item: dict) -> str | None:
-    """What a tool works on, for the log: a file's path or a command's folder, never more."""
-    tool_input = item.get("input") if isinstance(item.get("input"), dict) else {}
-    for key in ("file_path", "notebook_path", "path", "cwd"):
-        if isinstance(tool_input.get(key), str):
-            return tool_input[key]
-    changes = item.get("changes")
-    if isinstance(changes, list) and changes and isinstance(changes[0], dict):
-        return changes[0].get("path")
-    return None
+        self.kept.keep_bookmarks(bookmarks)
+        self.clients.tell(ChatBookmarks(self.chat_id, bookmarks))

@@ -6,12 +6,14 @@ part only by calling it (nobody writes another part's fields). Who owns what:
 
 - ``link`` (actors/cli_link.py): the CLI process and its serial, what is written to it and
   decoded from it, the native requests it waits on, the link's turn, messages in flight per
-  origin and their acknowledgements.
+  origin and their acknowledgements (its parts: cli_link_process.py, cli_link_sends.py,
+  cli_link_requests.py).
 - ``native`` (actors/native_face.py): the Chat API's session: the event history of native
   frames and the sockets reading it.
 - ``durable`` (actors/durable_face.py): the chat core's chat: the thread of items and its info
   (changed only through its methods: ``update_info`` and the queue's and items' own), the
-  record and log on disk, core clients.
+  record and log on disk (``durable.record``: durable_record.py), core clients
+  (durable_clients.py), bookmarks, visuals and attachments (``durable.kept``: durable_kept.py).
 - ``session`` (session.py): whether the session is open, its error, why devhost ends a faulty
   CLI, a broken history, a chat that cannot be saved; settings, close, reopen, clear, kill.
 - ``turns`` (turns.py): what the chat core sends: send, queue, steer, stop, the drain after a
@@ -143,7 +145,7 @@ class Chat(pykka.ThreadingActor):
         if self.link.retrying and self.link.turn_active:
             # The CLI is retrying a failed model request: a reply under way may come out short.
             record["retrying"] = self.link.retrying
-        error = self.durable.store_error or self.session.error
+        error = self.durable.record.store_error or self.session.error
         if error and self.session.open:
             record["error"] = error
         return record
@@ -323,12 +325,12 @@ class Chat(pykka.ThreadingActor):
 
     def link_facts(self, facts: dict) -> None:
         """What the CLI reported of its session goes into the info, as reported."""
-        if not self.durable.frozen:
+        if not self.durable.record.frozen:
             self.durable.report(facts)
 
     def link_plan_usage(self, usage: dict) -> None:
         """How much of the plan's usage window is used (a warning before the wall)."""
-        if not self.durable.frozen and self.durable.info.get("planUsage") != usage:
+        if not self.durable.record.frozen and self.durable.info.get("planUsage") != usage:
             self.durable.update_info(planUsage=usage)
 
     def link_notice(self, message: str) -> None:
@@ -409,7 +411,7 @@ class Chat(pykka.ThreadingActor):
     def _status(self) -> str:
         return session_status(closed=not self.session.open, starting=self.link.starting,
                               turn_active=self.link.turn_active, pending_requests=len(self.link.pending_ids()),
-                              error=self.durable.store_error or self.session.error)
+                              error=self.durable.record.store_error or self.session.error)
 
     def publish(self) -> None:
         """The session's record (and pending requests) to its sockets and the registry."""

@@ -26,18 +26,18 @@ class Keeping:
 
     def add_bookmark(self, item_id: str, name: str | None) -> dict:
         durable = self._chat.durable
-        marks = bookmarks.add(durable.bookmarks, durable.thread.item(item_id), item_id, name, now_ms())
+        marks = bookmarks.add(durable.kept.bookmarks, durable.thread.item(item_id), item_id, name, now_ms())
         durable.set_bookmarks(marks)
         return {"bookmarks": marks}
 
     def rename_bookmark(self, item_id: str, name: str) -> dict:
-        marks = bookmarks.rename(self._chat.durable.bookmarks, item_id, name)
+        marks = bookmarks.rename(self._chat.durable.kept.bookmarks, item_id, name)
         self._chat.durable.set_bookmarks(marks)
         return {"bookmarks": marks}
 
     def remove_bookmark(self, item_id: str) -> dict:
-        marks = bookmarks.remove(self._chat.durable.bookmarks, item_id)
-        if marks != self._chat.durable.bookmarks:
+        marks = bookmarks.remove(self._chat.durable.kept.bookmarks, item_id)
+        if marks != self._chat.durable.kept.bookmarks:
             self._chat.durable.set_bookmarks(marks)
         return {"bookmarks": marks}
 
@@ -47,7 +47,7 @@ class Keeping:
     def drop_visuals(self) -> None:
         if self._visual_store is not None:
             tell(self._visual_store, "remove_chat", self._chat.chat_id)
-        if self._chat.durable.visuals:
+        if self._chat.durable.kept.visuals:
             self._chat.durable.set_visuals([])
 
     def revoke_agent_token(self) -> None:
@@ -57,7 +57,7 @@ class Keeping:
 
     def attachment(self, attachment_id: str) -> dict:
         """An attachment of this chat's messages: its record (without its path) and its bytes."""
-        store, chat_id = self._chat.durable.attachments, self._chat.chat_id
+        store, chat_id = self._chat.durable.kept.attachments, self._chat.chat_id
         found = store.get(chat_id, attachment_id)
         if found is None:
             raise ChatError("item-not-found", f"No attachment {attachment_id} in chat {chat_id}")

@@ -47,7 +47,7 @@ class Session:
         if self.history_broken:
             return HISTORY_BROKEN
         if not self.saved_or_saving():
-            return f"not sent: {self._chat.durable.store_error}"
+            return f"not sent: {self._chat.durable.record.store_error}"
         return None
 
     # ---- open and closed -----------------------------------------------------------------------
@@ -156,7 +156,7 @@ class Session:
         """The CLI of a closed session ended: the thread's turn was stopped, not failed, and
         nothing queued goes out (a closed session sends nothing until it is opened again)."""
         durable = self._chat.durable
-        if durable.frozen or durable.removed:
+        if durable.record.frozen or durable.record.removed:
             return  # at shutdown the running turn stays running on disk, for the next start
         self._chat.turns.forget_stop()
         durable.process_gone()
@@ -189,7 +189,7 @@ class Session:
         """Whether the chat is saved, after one more try when it was not: a message goes out
         only to a chat whose items reach the disk."""
         durable = self._chat.durable
-        if durable.store_error is None:
+        if durable.record.store_error is None:
             return True
         if durable.retry_store():
             self.store_changed()  # the person hears it is saved before their message goes on
@@ -197,16 +197,16 @@ class Session:
         return False
 
     def store_changed(self) -> None:
-        """The chat could not be saved, or is saved again (durable.store_error says which). Like a
+        """The chat could not be saved, or is saved again (durable.record.store_error says which). Like a
         history that cannot be written: the turn is stopped and the person is told what happened
         and what to do, on the panel (an error note, the session's error) and on the core (the
         note, info.storeError and status error in chat.status). Unlike it, nothing is lost: the
         thread in memory is saved whole once the disk takes it."""
         chat = self._chat
         durable = chat.durable
-        if durable.frozen or durable.removed:
+        if durable.record.frozen or durable.record.removed:
             return
-        words = durable.store_error
+        words = durable.record.store_error
         if words is not None and not self._told_unsaved:
             self._told_unsaved = True
             chat.link.refuse_queued(f"not sent: {words}")

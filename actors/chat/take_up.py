@@ -70,7 +70,7 @@ class TakeUp:
         chat = self._chat
         durable = chat.durable
         info, thread = durable.info, durable.thread
-        if info.get("resumeAt") != at or durable.frozen or durable.removed:
+        if info.get("resumeAt") != at or durable.record.frozen or durable.record.removed:
             return  # lapsed, or owed anew since
         if not self.on():
             self.lapse()  # the manifest turned it off since

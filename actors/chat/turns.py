@@ -46,14 +46,14 @@ class Turns:
         chat = self._chat
         durable = chat.durable
         if not chat.session.saved_or_saving():
-            raise ChatError(durable.store_code, f"Not sent: {durable.store_error}")
+            raise ChatError(durable.record.store_code, f"Not sent: {durable.record.store_error}")
         chat.session.reopen_if_closed()  # a message from the core opens a closed session again
         chat.take_up.lapse()  # the person goes on: no take-up of the limited turn
         # Written before anything is queued (off the hub: up to 10 MiB).
         try:
-            stored = on_threadpool(durable.attachments.save, chat.chat_id, uploads) if uploads else []
+            stored = on_threadpool(durable.kept.attachments.save, chat.chat_id, uploads) if uploads else []
         except OSError as exc:
-            folder = os.path.dirname(durable.attachments.root)
+            folder = os.path.dirname(durable.kept.attachments.root)
             raise ChatError(write_failure.code(exc), write_failure.attachments_not_saved(folder, exc)) from None
         if stored:
             delivery = None if delivery == "steer" else delivery  # a message with files is a turn of its own
@@ -138,7 +138,7 @@ class Turns:
         for attachment in attachments or []:
             if files.is_image(attachment):
                 try:
-                    content = gevent.get_hub().threadpool.apply(self._chat.durable.attachments.read, (attachment,))
+                    content = gevent.get_hub().threadpool.apply(self._chat.durable.kept.attachments.read, (attachment,))
                 except OSError:
                     continue  # gone from disk: the message goes without it, never not at all
                 images.append((attachment["mime"], base64.b64encode(content).decode()))
@@ -173,7 +173,7 @@ class Turns:
         if origin != CORE and command.model is not None:
             # A page's model choice is the chat's too: it is kept, and used after a restart.
             durable.update_info(selection={**durable.info["selection"], "model": command.model or None})
-        if origin != CORE and not durable.frozen:
+        if origin != CORE and not durable.record.frozen:
             # A page's message is a turn of the thread too (or joins the one running).
             # Named by the command id, so the page that sent it finds its message among the items.
             user_id, images = f"user-{command.command_id}", len(command.images)
@@ -188,7 +188,7 @@ class Turns:
         """The CLI started a turn by itself (to report on background work): a turn of the
         thread too, with no message of the person's."""
         durable = self._chat.durable
-        if not durable.frozen and not durable.thread.busy():
+        if not durable.record.frozen and not durable.thread.busy():
             durable.begin_turn(host_id("turn"), origin="cli")
 
     def result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:
@@ -226,7 +226,7 @@ class Turns:
     def turn_ended(self, effect: fx.TurnEnded) -> None:
         chat = self._chat
         durable = chat.durable
-        if durable.frozen:
+        if durable.record.frozen:
             return
         if chat.link.turn_active and durable.thread.busy():
             return  # the CLI goes on with more of the same turn
@@ -245,7 +245,7 @@ class Turns:
     def after_exit(self, reason: str) -> None:
         """The CLI ended on its own or for a fault: its running turn failed with ``reason``."""
         durable = self._chat.durable
-        if durable.frozen or durable.removed:
+        if durable.record.frozen or durable.record.removed:
             return
         durable.process_gone()
         if durable.thread.busy():

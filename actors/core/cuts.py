@@ -81,3 +81,22 @@ def first_lines(text: str, lines: int) -> tuple[str, bool]:
         if end < 0:
             return text, False
     return text[:end], True
+
+
+TITLE_CHARS = 80
+
+
+def suggested_title(text: str) -> str | None:
+    """A chat's name from its first message: its first line, without the page context a
+    screenshot adds, cut on a word at TITLE_CHARS."""
+    context = text.find("\n\n[Page context]\n")
+    own = text if context < 0 else text[:context]
+    if own.startswith("[Page context]\n"):
+        own = ""
+    line = collapsed(first_line(own.strip()), TITLE_CHARS)
+    if not line:
+        return None
+    if len(line) <= TITLE_CHARS:
+        return line
+    cut = line[:TITLE_CHARS - 1].rsplit(" ", 1)[0] or line[:TITLE_CHARS - 1]
+    return cut.rstrip(" ,.;:") + "…"

@@ -2,7 +2,7 @@ import random
 import sys
 
 from actors.core import bookmarks
-from actors.core.cuts import clip, collapsed, first_lines, units
+from actors.core.cuts import TITLE_CHARS, clip, collapsed, first_lines, suggested_title, units
 from actors.core.summaries import LIMITS, summary
 
 MIB = 1024 * 1024
@@ -94,3 +94,13 @@ def test_a_bookmark_of_a_1_mb_message_has_its_160_character_excerpt():
     text = "  ".join(["minified();"] * (MIB // 12))
     assert bookmarks.excerpt({"kind": "user", "text": text}) == clip(" ".join(text.split()), 160)
     assert len(bookmarks.excerpt({"kind": "user", "text": text})) == 160
+
+
+def test_a_chat_is_named_by_its_first_message_without_the_page_context_and_cut_on_a_word():
+    assert suggested_title("Why is the header blue?\nIt should be red.") == "Why is the header blue?"
+    assert suggested_title("fix this\n\n[Page context]\nPage: http://app.localhost/") == "fix this"
+    assert suggested_title("[Page context]\nPage: http://app.localhost/") is None
+    assert suggested_title("   \n") is None
+    long = "word " * 40
+    title = suggested_title(long)
+    assert len(title) <= TITLE_CHARS and title.endswith("…") and not title[:-1].endswith(" ")

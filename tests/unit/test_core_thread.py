@@ -509,17 +509,6 @@ def test_text_streamed_in_thousands_of_deltas_reads_whole_wherever_it_is_read():
 
 
 
-def test_a_chat_is_named_by_its_first_message_without_the_page_context_and_cut_on_a_word():
-    from actors.durable_face import TITLE_CHARS, suggested_title
-    assert suggested_title("Why is the header blue?\nIt should be red.") == "Why is the header blue?"
-    assert suggested_title("fix this\n\n[Page context]\nPage: http://app.localhost/") == "fix this"
-    assert suggested_title("[Page context]\nPage: http://app.localhost/") is None
-    assert suggested_title("   \n") is None
-    long = "word " * 40
-    title = suggested_title(long)
-    assert len(title) <= TITLE_CHARS and title.endswith("…") and not title[:-1].endswith(" ")
-
-
 def test_a_chat_that_cannot_be_saved_reads_error_until_it_is_and_a_pending_request_still_comes_first():
     thread = fresh()
     thread.set_info(storeError="the disk is full")
