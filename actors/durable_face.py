@@ -244,7 +244,7 @@ class DurableFace:
         """The running turn failed for a reason outside it (its CLI died): a note, and the
         chat reads error until its next turn."""
         self.note("error", reason)
-        self.thread.failed = True
+        self.thread.mark_failed()
 
     def enqueue(self, text: str, attachments: list[dict] | None = None, steering: bool = False) -> dict:
         """A message waits in the queue (``steering``: offered to the running turn meanwhile)."""

@@ -231,6 +231,10 @@ class Thread:
             made = self._requests[item["id"]] = summary(item)
         return made
 
+    def mark_failed(self) -> None:
+        """A failure outside the turn (its CLI died): the status reads error until the next turn."""
+        self.failed = True
+
     def reset(self) -> list[dict]:
         self._clear()
         self.info.pop("backgroundStopped", None)  # a new conversation: nobody waits for that work

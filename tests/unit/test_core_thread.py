@@ -138,7 +138,7 @@ def test_open_turn_makes_the_turn_active_and_the_chat_running():
 
 def test_open_turn_clears_an_earlier_failure():
     thread = fresh()
-    thread.failed = True
+    thread.mark_failed()
     thread.open_turn("turn-1")
     thread.end_turn("done")
     assert thread.info["status"] == "idle"
@@ -249,7 +249,7 @@ def test_end_turn_without_a_running_turn_does_nothing():
 
 def test_a_failure_outlives_the_turn_as_status_error():
     thread = running(fresh())
-    thread.failed = True
+    thread.mark_failed()
     thread.end_turn("error", process_gone=True)
     assert thread.info["status"] == "error"
 
@@ -357,7 +357,7 @@ def test_abort_interrupted_with_no_running_turn_does_nothing():
 def test_reset_empties_the_thread_and_sends_the_info_with_no_items():
     thread = running(fresh())
     thread.add_user("turn-1", "hi")
-    thread.failed = True
+    thread.mark_failed()
     events = thread.reset()
     assert events == [{"type": "reset", "info": thread.info, "items": []}]
     assert thread.snapshot()["items"] == [] and thread.failed is False
@@ -430,7 +430,7 @@ def _conversation(logged: Logged) -> None:
     logged.delta("g:m2:0", "cut sh")
     logged.emit(t.upsert(question("r2")))
     logged.emit(t.note("error", "Claude Code exited with code 1"))
-    t.failed = True
+    t.mark_failed()
     logged.emit(t.end_turn("error", process_gone=True))
     logged.emit(t.set_info(running=False, agentSessionId="s-1"))
 
