@@ -15,9 +15,10 @@ import gevent
 import pytest
 from pykka.messages import ProxyCall
 
-from actors.cli_link import CliLink
+from actors.cli_link import CliLink, model_change
+from actors.cli_link_sends import message_id_for
 from actors.harness import claude
-from actors.messages import Send
+from actors.messages import Send, is_lowercase_uuid
 from actors.tell import Call
 
 FRAMES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-frames"
@@ -262,3 +263,17 @@ def test_abandoning_answers_every_send_and_forgets_the_requests_and_the_turn(mad
     assert sorted(result[1] for result in owner.results()) == [FIRST, SECOND]
     assert all(result[3] and "the session was closed" in result[3] for result in owner.results())
     assert link.pending_ids() == [] and not link.turn_active
+
+
+def test_a_message_keeps_its_command_id_when_the_cli_can_take_it_as_its_own():
+    assert message_id_for(FIRST) == FIRST
+    made = message_id_for("page-7")
+    assert made != "page-7" and is_lowercase_uuid(made)
+
+
+def test_a_message_changes_the_model_only_when_it_names_another_one():
+    assert model_change(None, "opus") is None
+    assert model_change("opus", "opus") is None
+    assert model_change("sonnet", "opus") == "sonnet"
+    assert model_change("", None) is None  # the CLI's default is what runs already
+    assert model_change("", "opus") == ""  # back to the CLI's default
