@@ -60,6 +60,7 @@ class DurableFace:
         self._actor_ref = actor_ref  # the chat's own, for the delta flush timer
         self._joiner = DeltaJoiner()
         self._flush_timer = None
+        self._unsent: list | None = None  # logged events not told yet (see _log_and_send)
         self.projector = None
         record, log_lines = stored if stored else (None, [])
         seq = reset_seq = 0
@@ -387,8 +388,19 @@ class DurableFace:
             self._log_and_send(event)
 
     def _log_and_send(self, event: dict) -> None:
-        if self.record.log(event):  # on disk before any client sees it
-            self.clients.event(event, self.record.seq, self.info)
+        # On disk before any client sees it. A fold logs the held text first, nested here under
+        # later seqs: what is logged meanwhile waits, so clients get every event in seq order.
+        outermost = self._unsent is None
+        self._unsent = [] if outermost else self._unsent
+        try:
+            seq = self.record.log(event)
+            if seq is not None:
+                self._unsent.append((seq, event))
+        finally:
+            if outermost:
+                unsent, self._unsent = sorted(self._unsent, key=lambda pair: pair[0]), None
+                for seq, logged in unsent:
+                    self.clients.event(logged, seq, self.info)
 
     def _whole(self) -> dict:
         """The thread as the record holds it (the record's ``whole``): the text held back is
@@ -397,18 +409,11 @@ class DurableFace:
             self._log_and_send(ready)
         return self.thread.snapshot()
 
-    def tell_registry(self) -> None:
-        self.clients.tell_registry(self.info)
-
     # ---- the record (the record's own) ----------------------------------------------------------
 
     def write_record(self) -> bool:
         """Writes the whole thread as the chat's record; False when the disk refused it."""
         return self.record.write()
-
-    def retry_store(self) -> bool:
-        """Tries to save a chat that could not be saved; True when it is saved (or was all along)."""
-        return self.record.retry()
 
     def freeze(self) -> None:
         """Shutdown: the held text is logged and the record written as things stand."""

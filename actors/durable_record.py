@@ -50,12 +50,15 @@ class ChatRecord:
         self._retry = None
         self._record_size = 0  # what the last record written took
 
-    def log(self, event: dict) -> bool:
+    def log(self, event: dict) -> int | None:
         """Numbers an event and appends it to the log (unless the chat cannot be saved: then
-        the record is tried); False when the chat was removed and the event goes nowhere."""
+        the record is tried); its seq, or None when the chat was removed and the event goes
+        nowhere. A fold or a record written here logs the text held back first, under later
+        seqs: the caller sends by the seq this returns."""
         if self.removed:
-            return False
+            return None
         self.seq += 1
+        seq = self.seq
         if self.store_error is None:
             try:
                 line = self._store.line(self.seq, event)
@@ -67,7 +70,7 @@ class ChatRecord:
                     self.write(fold=True)
             except OSError:
                 self.write()  # a line that did not reach disk is folded into the record
-        return True
+        return seq
 
     def mark_reset(self) -> None:
         """The chat was cleared at the last event: cursors of before expire."""

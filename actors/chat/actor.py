@@ -110,7 +110,7 @@ class Chat(pykka.ThreadingActor):
         if self._start_cli and not self.link.running:
             self.link.start()  # link_started follows
         self.take_up.arm()  # a take-up owed before a restart keeps its time
-        self.durable.tell_registry()
+        self.durable.clients.tell_registry(self.durable.info)
         self.publish()
 
     def on_stop(self) -> None:

@@ -191,7 +191,7 @@ class Session:
         durable = self._chat.durable
         if durable.record.store_error is None:
             return True
-        if durable.retry_store():
+        if durable.record.retry():
             self.store_changed()  # the person hears it is saved before their message goes on
             return True
         return False

@@ -28,7 +28,7 @@ class TakeUp:
         durable = self._chat.durable
         if durable.info.get("limitResume") != on:
             durable.update_info(limitResume=on)
-            durable.tell_registry()
+            durable.clients.tell_registry(durable.info)
         return on
 
     def owe(self) -> None:
