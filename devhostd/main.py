@@ -112,7 +112,9 @@ def main(argv=None) -> int:
     # An agent's `devhostd visual publish` posts here (the CLIs inherit this environment).
     os.environ["DEVHOSTD_URL"] = f"http://{security.format_host(args.host, port)}"
     agent_tokens = AgentTokens()
-    core_auth = CoreAuth(core_token.load_or_create(state_dir), core_token.token_path(state_dir), agent_tokens)
+    # The secret's first write fsyncs: on the threadpool, like all file work that can take long.
+    token = gevent.get_hub().threadpool.apply(core_token.load_or_create, (state_dir,))
+    core_auth = CoreAuth(token, core_token.token_path(state_dir), agent_tokens)
 
     # Fixed start order; stopped in reverse. A cheap ask of each surfaces a failing on_start now.
     started = []
