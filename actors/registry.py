@@ -25,6 +25,7 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
+from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT  # RUNTIME_MODES: web/core's too
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
@@ -32,7 +33,6 @@ from actors.harness.saved import resume_folder, transcript_items
 
 PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
-RUNTIME_MODES = ("supervised", "auto-accept-edits", "auto", "full-access")
 ASK = 10.0
 
 
@@ -148,7 +148,9 @@ class Registry(pykka.ThreadingActor):
     def _new_session(self, harness, root: str, command: tuple[str, ...], model: str | None, resume_id: str | None,
                      imported: list | None, workdir: str | None = None) -> dict:
         chat_id = self._new_id()
-        ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
+        # A panel conversation asks before edits and commands until the person picks a mode.
+        ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model,
+                         runtime_mode=SESSION_DEFAULT, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
                          start_cli=True, resuming_on=self._resuming_on, imported=imported, workdir=workdir,
                          **self._chat_options)
@@ -235,7 +237,7 @@ class Registry(pykka.ThreadingActor):
         cwd = payload.get("cwd") or self._environment.get("HOME") or os.path.expanduser("~")
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise ChatError("bad-request", f"cwd must be an existing absolute folder: {cwd}")
-        runtime_mode = payload.get("runtimeMode") or "full-access"
+        runtime_mode = payload.get("runtimeMode") or CORE_DEFAULT
         if runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         harness = HARNESSES[PROVIDERS[provider]]

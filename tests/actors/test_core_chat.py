@@ -225,7 +225,7 @@ def test_chat_status_goes_out_only_when_its_signature_changes(core, project, moc
 def test_an_approval_shows_in_the_status_and_an_answer_settles_it(core, project, mock):
     mock.add(tool_use_reply("Bash", {"command": "touch made.txt", "description": "make"}), text_reply("made"))
     host = core()
-    create(host, "c1", project)
+    create(host, "c1", project, runtimeMode="supervised")
     chat, sink, _ = attach(host, "c1")
     turn = chat.core_send("make it").get(timeout=ASK)["turnId"]
     pending = _item(sink.wait_for(lambda f: _item(f).get("kind") == "approval"
