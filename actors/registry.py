@@ -25,7 +25,8 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
-from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT  # RUNTIME_MODES: web/core's too
+# RUNTIME_MODES: web/core's too
+from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
@@ -90,7 +91,7 @@ class Registry(pykka.ThreadingActor):
             except Exception as exc:  # noqa: BLE001 - one bad chat must not keep the others from loading
                 daemon_log(f"bug: chat {chat_id} could not be read at start: {exc!r}")
                 continue
-            self._note(chat_id, info)
+            self._note(chat_id, {**info, "runtimeMode": stored_mode(info)})
             if info.get("activeTurnId") or info.get("running") or info.get("resumeAt"):
                 # (A take-up owed after a usage limit keeps its time: the chat's timer runs loaded.)
                 # Settle what a stop left running, without waiting for a client.
@@ -331,7 +332,7 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("chat-unreadable", f"chat {chat_id} names an unknown provider {info.get('provider')!r}")
         ref = self._start(chat_id=chat_id, harness=harness, cwd=info["cwd"], command=self._command(harness),
                          model=(info.get("selection") or {}).get("model"),
-                         runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
+                         runtime_mode=stored_mode(info), store=self._store,
                          clients=self._clients, registry=self.actor_ref, stored=(record, log),
                          open_session=False, start_cli=False, resuming_on=self._resuming_on, **self._chat_options)
         self._register(chat_id, ref)

@@ -48,6 +48,7 @@ from actors.cli_link import ACK_TIMEOUT, START_DEADLINE, CliLink
 from actors.durable_face import DurableFace
 from actors.guard import guarded, spawn_logged
 from actors.harness import effects as fx
+from actors.harness.modes import stored_mode
 from actors.messages import Send
 from actors.native_face import NativeFace
 from actors.status import session_status
@@ -82,6 +83,8 @@ class Chat(pykka.ThreadingActor):
                                    on_store_changed=self._store_changed, workdir=workdir,
                                    limit_resume=bool(takes_limits_up()))
         info = self.durable.info
+        if not self.durable.fresh:
+            info["runtimeMode"] = stored_mode(info)  # a record of before modes were enforced: supervised
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], workdir=info.get("workdir"),
                             command=command,

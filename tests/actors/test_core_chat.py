@@ -284,6 +284,25 @@ def test_a_new_host_settles_a_frozen_turn_at_start_with_the_note(core, project, 
     assert len(mock.requests) == 1  # nothing was sent to the model again
 
 
+def test_a_chat_saved_before_modes_were_enforced_loads_supervised_and_a_later_one_keeps_its_mode(core, project):
+    host = core()
+    create(host, "old", project, runtimeMode="full-access")
+    create(host, "new", project, runtimeMode="full-access")
+    shut_down(host)
+    host.ref.stop(timeout=ASK)
+    path = os.path.join(host.data, "chats", encode_id("old") + ".json")
+    record = record_of(host, "old")
+    del record["info"]["effectiveRuntimeMode"]  # as a record of before modes were enforced was
+    with open(path, "w") as handle:
+        json.dump(record, handle)
+
+    again = core()
+    modes = {info["chatId"]: info["runtimeMode"] for info in again.list_chats().get(timeout=ASK)}
+    assert modes == {"old": "supervised", "new": "full-access"}
+    info = again.chat("old").get(timeout=ASK).core_attach(Sink(encode)).get(timeout=ASK)["info"]
+    assert (info["runtimeMode"], info["effectiveRuntimeMode"]) == ("supervised", "supervised")
+
+
 def test_a_history_cursor_from_before_a_clear_stays_expired_after_a_restart(core, project, mock):
     mock.add(text_reply("one"), text_reply("two"))
     host = core()

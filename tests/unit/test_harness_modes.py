@@ -194,3 +194,11 @@ def test_codex_gets_the_mode_at_thread_start_and_a_change_between_or_on_the_next
     assert (turn["params"]["approvalPolicy"], turn["params"]["sandboxPolicy"]) == (
         "on-request", {"type": "workspaceWrite"})
     assert driver.effective_mode == "auto"
+
+
+def test_a_chat_read_from_disk_runs_under_its_mode_unless_saved_before_modes_were_enforced():
+    assert modes.stored_mode({"runtimeMode": "full-access", "effectiveRuntimeMode": "full-access"}) == "full-access"
+    assert modes.stored_mode({"runtimeMode": "auto", "effectiveRuntimeMode": "auto-accept-edits"}) == "auto"
+    # Before enforcement every record said full-access (a default) while the CLI asked anyway.
+    assert modes.stored_mode({"runtimeMode": "full-access"}) == "supervised"
+    assert modes.stored_mode({"runtimeMode": "everything", "effectiveRuntimeMode": "full-access"}) == "supervised"
