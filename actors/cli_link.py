@@ -82,8 +82,10 @@ class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
                  log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None,
-                 start_deadline: float = START_DEADLINE):
+                 start_deadline: float = START_DEADLINE, runtime_mode: str = "supervised"):
         self._chat_id = chat_id
+        self.runtime_mode = runtime_mode  # what the chat asked for (info.runtimeMode)
+        self.restart_for_mode = False  # the running CLI cannot take the mode asked for: a new process must
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
         self.harness = harness
@@ -139,15 +141,47 @@ class CliLink:
             self._owner.link_notice(f"{self.harness.LABEL} had not saved the conversation before it stopped; "
                                     "a new conversation was started and your message goes there")
             resume_id = None
-        argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id)
+        settings = self.harness.mode_settings(self.runtime_mode, os.environ)
+        argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id, settings=settings)
         # (a folder removed since: the session's own folder, where the CLI can resume it too)
         folder = self.workdir if self.workdir == self.root or os.path.isdir(self.workdir) else self.root
-        self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id)
+        self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id, settings=settings,
+                                          root=self.root)
+        self.restart_for_mode = False
         self.starting = True
         self.processes.launch(argv, folder, self._agent_env())
         self._owner.link_started()
         self.write(self.driver.start_frames())
         call_later(self.start_deadline, self._actor_ref, self._start_deadline_passed, serial)
+
+    @property
+    def effective_mode(self) -> str:
+        """The mode the CLI runs under now (the one it will start under, when none runs)."""
+        if self.driver is not None and self.running and self.driver.effective_mode:
+            return self.driver.effective_mode
+        return self.harness.mode_settings(self.runtime_mode, os.environ).effective
+
+    def set_mode(self, mode: str) -> None:
+        """A new runtime mode: applied to the running CLI where it can take it, else the CLI is
+        started anew before the next message (restart_if_mode_changed)."""
+        self.runtime_mode = mode
+        if self.driver is None or not self.running:
+            return
+        frames = self.driver.set_mode_frames(self.harness.mode_settings(mode, os.environ))
+        self.restart_for_mode = frames is None
+        if frames:
+            self.write(frames)
+
+    def restart_if_mode_changed(self) -> None:
+        """Before a message: a CLI that cannot take the chat's mode is ended and started again on
+        its own conversation, when nothing of it is running, waited on or in flight; otherwise
+        the message goes to the CLI as it is and the next one tries again."""
+        if not (self.restart_for_mode and self.running) or self.starting or self.turn_active \
+                or self.requests or self.driver.waiting:
+            return
+        self._log("session.restart", native=self.native_id, note=f"runtime mode {self.runtime_mode}")
+        self.retire("not delivered: the chat's CLI was restarted for its new runtime mode")
+        self.start()
 
     def is_current(self, process_serial: int) -> bool:
         """Whether what a process of that serial says counts (it is the current process's)."""
@@ -246,6 +280,7 @@ class CliLink:
     # ---- sending (the queues and acknowledgements are the sends' own) ------------------------
 
     def send(self, origin, command: Send, prompt: str) -> None:
+        self.restart_if_mode_changed()  # the new mode holds from this message's turn
         self.sends.send(origin, command, prompt)
 
     def refuse_queued(self, reason: str, sockets_only: bool = False) -> None:

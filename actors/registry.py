@@ -25,6 +25,8 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
+# RUNTIME_MODES: web/core's too
+from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.chat_store import ChatStore, ChatUnreadable
@@ -32,7 +34,6 @@ from actors.harness.saved import resume_folder, transcript_items
 
 PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
-RUNTIME_MODES = ("supervised", "auto-accept-edits", "auto", "full-access")
 ASK = 10.0
 
 
@@ -90,7 +91,7 @@ class Registry(pykka.ThreadingActor):
             except Exception as exc:  # noqa: BLE001 - one bad chat must not keep the others from loading
                 daemon_log(f"bug: chat {chat_id} could not be read at start: {exc!r}")
                 continue
-            self._note(chat_id, info)
+            self._note(chat_id, {**info, "runtimeMode": stored_mode(info)})
             if info.get("activeTurnId") or info.get("running") or info.get("resumeAt"):
                 # (A take-up owed after a usage limit keeps its time: the chat's timer runs loaded.)
                 # Settle what a stop left running, without waiting for a client.
@@ -148,7 +149,9 @@ class Registry(pykka.ThreadingActor):
     def _new_session(self, harness, root: str, command: tuple[str, ...], model: str | None, resume_id: str | None,
                      imported: list | None, workdir: str | None = None) -> dict:
         chat_id = self._new_id()
-        ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model, store=self._store,
+        # A panel conversation asks before edits and commands until the person picks a mode.
+        ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model,
+                         runtime_mode=SESSION_DEFAULT, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
                          start_cli=True, resuming_on=self._resuming_on, imported=imported, workdir=workdir,
                          **self._chat_options)
@@ -235,7 +238,7 @@ class Registry(pykka.ThreadingActor):
         cwd = payload.get("cwd") or self._environment.get("HOME") or os.path.expanduser("~")
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise ChatError("bad-request", f"cwd must be an existing absolute folder: {cwd}")
-        runtime_mode = payload.get("runtimeMode") or "full-access"
+        runtime_mode = payload.get("runtimeMode") or CORE_DEFAULT
         if runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         harness = HARNESSES[PROVIDERS[provider]]
@@ -329,7 +332,7 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("chat-unreadable", f"chat {chat_id} names an unknown provider {info.get('provider')!r}")
         ref = self._start(chat_id=chat_id, harness=harness, cwd=info["cwd"], command=self._command(harness),
                          model=(info.get("selection") or {}).get("model"),
-                         runtime_mode=info.get("runtimeMode", "full-access"), store=self._store,
+                         runtime_mode=stored_mode(info), store=self._store,
                          clients=self._clients, registry=self.actor_ref, stored=(record, log),
                          open_session=False, start_cli=False, resuming_on=self._resuming_on, **self._chat_options)
         self._register(chat_id, ref)

@@ -48,6 +48,7 @@ from actors.cli_link import ACK_TIMEOUT, START_DEADLINE, CliLink
 from actors.durable_face import DurableFace
 from actors.guard import guarded, spawn_logged
 from actors.harness import effects as fx
+from actors.harness.modes import stored_mode
 from actors.messages import Send
 from actors.native_face import NativeFace
 from actors.status import session_status
@@ -82,13 +83,17 @@ class Chat(pykka.ThreadingActor):
                                    on_store_changed=self._store_changed, workdir=workdir,
                                    limit_resume=bool(takes_limits_up()))
         info = self.durable.info
+        if not self.durable.fresh:
+            info["runtimeMode"] = stored_mode(info)  # a record of before modes were enforced: supervised
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], workdir=info.get("workdir"),
                             command=command,
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
                             actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
                             agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None,
-                            start_deadline=start_deadline)
+                            start_deadline=start_deadline, runtime_mode=info.get("runtimeMode", "full-access"))
+        # Said with the info's next announcement (a chat's first info is its creation's).
+        info["effectiveRuntimeMode"] = self.link.effective_mode
         self.take_up = TakeUp(self, takes_limits_up)
         self.session = Session(self, open_session)
         self.turns = Turns(self)
@@ -301,9 +306,16 @@ class Chat(pykka.ThreadingActor):
     def link_started(self) -> None:
         self.session.cli_started()
         self.durable.new_process(self.link.driver.projection)  # its reported cost starts from what the chat cost so far
-        self.durable.update_info(running=True)  # info.running: whether a process lives
+        # info.running: whether a process lives; and the mode it runs under
+        self.durable.update_info(running=True, effectiveRuntimeMode=self.link.effective_mode)
+
+    def mode_now(self) -> None:
+        """info.effectiveRuntimeMode: the mode the CLI runs under now, beside the one asked for."""
+        if not self.durable.record.frozen and self.durable.info.get("effectiveRuntimeMode") != self.link.effective_mode:
+            self.durable.update_info(effectiveRuntimeMode=self.link.effective_mode)
 
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
+        self.mode_now()  # a mode that waited for the next turn goes with this message
         self.session.went_on()
         self.turns.dispatched(origin, command)
         self.publish()

@@ -100,7 +100,8 @@ class Session:
             self._after_close()
 
     def configure(self, model, runtime_mode, resume_at_reset, restart_words) -> dict:
-        """New settings apply to the next process; the conversation goes on. ``restart_words``
+        """A new model or runtime mode holds from the next turn at the latest (the mode at once
+        where the running CLI can take it); the conversation goes on. ``restart_words``
         (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it."""
         chat = self._chat
         info = chat.durable.info
@@ -111,6 +112,8 @@ class Session:
             chat.turns.choose_model(model)
         if runtime_mode is not None:
             changes["runtimeMode"] = runtime_mode
+            chat.link.set_mode(runtime_mode)
+            changes["effectiveRuntimeMode"] = chat.link.effective_mode
         if resume_at_reset is not None:
             changes["resumeAtReset"] = resume_at_reset
         chat.durable.update_info(drop=drop, **changes)

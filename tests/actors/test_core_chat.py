@@ -225,7 +225,7 @@ def test_chat_status_goes_out_only_when_its_signature_changes(core, project, moc
 def test_an_approval_shows_in_the_status_and_an_answer_settles_it(core, project, mock):
     mock.add(tool_use_reply("Bash", {"command": "touch made.txt", "description": "make"}), text_reply("made"))
     host = core()
-    create(host, "c1", project)
+    create(host, "c1", project, runtimeMode="supervised")
     chat, sink, _ = attach(host, "c1")
     turn = chat.core_send("make it").get(timeout=ASK)["turnId"]
     pending = _item(sink.wait_for(lambda f: _item(f).get("kind") == "approval"
@@ -282,6 +282,25 @@ def test_a_new_host_settles_a_frozen_turn_at_start_with_the_note(core, project, 
     on_disk = record_of(again, "r1")  # settled on disk too, before any client came
     assert next(i for i in on_disk["items"] if i["id"] == turn)["state"] == "aborted"
     assert len(mock.requests) == 1  # nothing was sent to the model again
+
+
+def test_a_chat_saved_before_modes_were_enforced_loads_supervised_and_a_later_one_keeps_its_mode(core, project):
+    host = core()
+    create(host, "old", project, runtimeMode="full-access")
+    create(host, "new", project, runtimeMode="full-access")
+    shut_down(host)
+    host.ref.stop(timeout=ASK)
+    path = os.path.join(host.data, "chats", encode_id("old") + ".json")
+    record = record_of(host, "old")
+    del record["info"]["effectiveRuntimeMode"]  # as a record of before modes were enforced was
+    with open(path, "w") as handle:
+        json.dump(record, handle)
+
+    again = core()
+    modes = {info["chatId"]: info["runtimeMode"] for info in again.list_chats().get(timeout=ASK)}
+    assert modes == {"old": "supervised", "new": "full-access"}
+    info = again.chat("old").get(timeout=ASK).core_attach(Sink(encode)).get(timeout=ASK)["info"]
+    assert (info["runtimeMode"], info["effectiveRuntimeMode"]) == ("supervised", "supervised")
 
 
 def test_a_history_cursor_from_before_a_clear_stays_expired_after_a_restart(core, project, mock):

@@ -25,6 +25,7 @@ def test_a_subagent_shows_as_a_nested_transcript_with_its_own_tool(page, daemon,
                text_reply("SUB-DONE"))
     panel = Panel(page, daemon).open()
     panel.send("delegate the greeting")
+    accept_the_command(page)  # a panel conversation starts supervised: the child's command asks
     expect(panel.items("assistant").last).to_have_text("The agent said SUB-DONE.")
     agent = panel.items("subagent")
     expect(agent).to_have_count(1)
@@ -68,6 +69,7 @@ def test_a_codex_child_agent_shows_nested_with_its_command_inside(page, daemon, 
     panel = Panel(page, daemon).open()
     panel.pick_harness("codex")
     panel.send("delegate the greeting")
+    accept_the_command(page)  # a panel conversation starts supervised: the child's command asks
     expect(panel.items("assistant").last).to_have_text("The agent said SUB-DONE.")
     agent = panel.items("subagent")
     expect(agent).to_have_attribute("data-status", "done")
@@ -83,4 +85,11 @@ def test_a_codex_command_that_outlives_its_turn_is_listed_with_stop_and_stop_end
     panel = Panel(page, daemon).open()
     panel.pick_harness("codex")
     panel.send("run it in the background")
+    accept_the_command(page)  # a panel conversation starts supervised: the command asks
     stop_from_its_line(panel, marker)
+
+
+def accept_the_command(page) -> None:
+    accept = page.get_by_role("button", name="Accept", exact=True).first
+    expect(accept).to_be_visible()
+    accept.click()

@@ -119,7 +119,7 @@ def test_approvals_allow_allow_always_and_deny(core, daemon, mock, stack):
              tool_use_reply("Bash", {"command": "touch two.txt", "description": "two"}), text_reply("made two"),
              tool_use_reply("Bash", {"command": "touch two.txt", "description": "two again"}), text_reply("again"),
              tool_use_reply("Bash", {"command": "touch three.txt", "description": "three"}), text_reply("ok"))
-    core.chats.create("a1", provider="claude", cwd=str(project))
+    core.chats.create("a1", provider="claude", cwd=str(project), runtimeMode="supervised")
     core.chats.attach("a1")
 
     turn = core.chats.send("a1", "make one")["turnId"]
@@ -149,7 +149,7 @@ def test_approvals_allow_allow_always_and_deny(core, daemon, mock, stack):
 
 def test_a_codex_approval_through_the_core(core, daemon, openai, stack):
     openai.add(shell_reply("touch codex.txt", justification="needs to write"), codex_text("done"))
-    core.chats.create("x2", provider="codex", cwd=str(stack / "project"))
+    core.chats.create("x2", provider="codex", cwd=str(stack / "project"), runtimeMode="supervised")
     core.chats.attach("x2")
     turn = core.chats.send("x2", "make a file")["turnId"]
     core.chats.approve("x2", _approval(core, "x2")["requestId"], "allow")

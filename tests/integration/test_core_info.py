@@ -52,7 +52,7 @@ def test_codex_info_has_its_model_and_context_and_no_cost_it_never_reports(core,
 def test_a_pending_approval_is_summarized_in_the_info_with_its_command(core, mock, stack):
     mock.add(tool_use_reply("Bash", {"command": "touch summary.txt", "description": "make the file"}),
              text_reply("made it"))
-    core.chats.create("sum", provider="claude", cwd=str(stack / "project"))
+    core.chats.create("sum", provider="claude", cwd=str(stack / "project"), runtimeMode="supervised")
     core.chats.send("sum", "make a file")
     wait_until(lambda: info(core, "sum")["requests"], timeout=60, what="the approval")
     [request] = info(core, "sum")["requests"]
@@ -64,7 +64,7 @@ def test_a_pending_approval_is_summarized_in_the_info_with_its_command(core, moc
 
 def test_a_pending_codex_command_is_summarized_too(core, openai, stack):
     openai.add(shell_reply("touch codex-summary.txt", justification="needs to write"), codex_text("done"))
-    core.chats.create("cxsum", provider="codex", cwd=str(stack / "project"))
+    core.chats.create("cxsum", provider="codex", cwd=str(stack / "project"), runtimeMode="supervised")
     core.chats.send("cxsum", "make a file")
     wait_until(lambda: info(core, "cxsum")["requests"], timeout=60, what="the approval")
     [request] = info(core, "cxsum")["requests"]

@@ -30,7 +30,7 @@ def test_a_400_kb_pending_approval_with_queued_messages_and_repeated_configures_
         core, daemon, mock, stack):
     mock.add(tool_use_reply("Bash", {"command": BIG_COMMAND, "description": "print a lot"}),
              text_reply("not run"), text_reply("one"), text_reply("two"), text_reply("three"))
-    core.chats.create("big", provider="claude", cwd=str(stack / "project"))
+    core.chats.create("big", provider="claude", cwd=str(stack / "project"), runtimeMode="supervised")
     core.chats.attach("big")
     turn = core.chats.send("big", "run the big one")["turnId"]
     status = core.wait_event(lambda e: e["event"] == "chat.status" and e["payload"]["chatId"] == "big"

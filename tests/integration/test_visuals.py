@@ -137,7 +137,7 @@ def test_an_agent_publishes_a_page_from_its_own_shell_in_a_real_turn(core, mock,
     command = f"{command_prefix()} --title 'Numbers I measured' {shlex.quote(str(page))}"
     mock.add(tool_use_reply("Bash", {"command": command, "description": "Publish the chart"}),
              text_reply("Published it."))
-    core.chats.create("agent", provider="claude", cwd=str(stack / "project"))
+    core.chats.create("agent", provider="claude", cwd=str(stack / "project"), runtimeMode="supervised")
     core.chats.attach("agent")
     turn = core.chats.send("agent", "chart the numbers")["turnId"]
     visual = allowed_then_published(core, "agent")
@@ -155,7 +155,7 @@ def test_a_codex_agent_publishes_from_its_shell_once_the_person_lets_it_out_of_t
     command = f"{command_prefix()} --title 'From Codex' {shlex.quote(str(page))}"
     # Codex's sandbox has no network: the model asks to run the command outside it.
     openai.add(shell_reply(command, justification="publish the page to the person's chat"), codex_text("Done."))
-    core.chats.create("cxvis", provider="codex", cwd=str(stack / "project"))
+    core.chats.create("cxvis", provider="codex", cwd=str(stack / "project"), runtimeMode="supervised")
     turn = core.chats.send("cxvis", "publish it")["turnId"]
     visual = allowed_then_published(core, "cxvis")
     assert visual["title"] == "From Codex" and visual["turnId"] == turn

@@ -12,10 +12,12 @@ Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of
 """
 from __future__ import annotations
 
+import os
 import time
 
 from actors.core import limits
 from actors.harness import effects as fx
+from actors.harness import modes
 from actors.harness.claude.projection import ClaudeProjector
 
 HARNESS_ID = "claude-code"
@@ -38,8 +40,14 @@ _CANCEL_QUEUED = "interrupt_cancel_queued_v1"
 _SETTLED = {"completed", "cancelled", "discarded", "refused"}
 
 
-def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None) -> list[str]:
-    argv = [*command, *_FLAGS]
+def mode_settings(mode: str, environ=os.environ) -> modes.ClaudeSettings:
+    """The CLI's settings for a devhostd runtime mode, for a process started by this user."""
+    return modes.claude_settings(mode, as_root=os.geteuid() == 0, sandbox_declared=environ.get("IS_SANDBOX") == "1")
+
+
+def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None,
+                 settings: modes.ClaudeSettings | None = None) -> list[str]:
+    argv = [*command, *_FLAGS, *(settings.flags() if settings else ())]
     if model:
         argv.append(f"--model={model}")  # one argv item: a value can never read as a flag
     if resume_id:
@@ -86,8 +94,12 @@ class ClaudeDriver:
     label = LABEL
 
     def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
-                 projection: ClaudeProjector | None = None):
+                 projection: ClaudeProjector | None = None, settings: modes.ClaudeSettings | None = None,
+                 root: str = ""):
         # cwd, model and resume id are on the command line already (see command_line()).
+        # settings: the mode's (None: the CLI's own, nothing allowed by devhostd); root: the checkout.
+        self.settings = self._launched = settings
+        self._cwd, self._root = cwd, root or cwd
         # The process's items: ids with a prefix of their own (the time it started), so a
         # restarted CLI never overwrites what an earlier one wrote.
         self.projection = projection or ClaudeProjector(str(int(time.time() * 1000)))
@@ -136,6 +148,20 @@ class ClaudeDriver:
             content = text
         self.waiting.add(message_id)
         return [{"type": "user", "message": {"role": "user", "content": content}, "uuid": message_id}]
+
+    @property
+    def effective_mode(self) -> str | None:
+        return self.settings.effective if self.settings else None
+
+    def set_mode_frames(self, settings: modes.ClaudeSettings) -> list[dict] | None:
+        """Frames that move this process to ``settings`` at once (measured: set_permission_mode
+        applies even while a can_use_tool waits); None when only a new process can."""
+        if self.settings is None or settings.needs_launch(self._launched):
+            return None
+        before, self.settings = self.settings, settings
+        if settings.permission_mode == before.permission_mode:
+            return []  # only what devhostd allows itself changes
+        return [self._control("set_permission_mode", mode=settings.permission_mode)]
 
     def set_model_frames(self, model: str) -> list[dict]:
         # "default" returns to the CLI's configured model.
@@ -216,6 +242,10 @@ class ClaudeDriver:
                 self._model_for_next_turn = None
         elif kind == "control_request":
             request = frame.get("request") or {}
+            if self.settings is not None and modes.claude_allows(self.settings, request, self._root, self._cwd):
+                # The mode lets it through: answered here, never shown as a question to anyone.
+                answer = {"behavior": "allow", "updatedInput": request.get("input") or {}}
+                return False, found + [fx.Write(tuple(self.respond_frames(frame.get("request_id"), answer)))], []
             found.append(fx.RequestOpened(frame.get("request_id"), str(request.get("subtype", "unknown"))))
             return True, found, projection.request(frame)
         elif kind == "control_cancel_request":

@@ -14,9 +14,11 @@ from actors.harness.codex.projection import CodexProjector as Projection
 from actors.harness.codex.protocol import (ANSWERABLE_REQUESTS, APPROVAL_DECISIONS, CLIENT_INFO, DEFAULT_COMMAND,
                                            FAILED_TURN, HARNESS_ID, LABEL, NETWORK_WAIT_KEY, NETWORK_WAIT_LIMIT,
                                            REPLY_DEADLINE, TESTED_VERSION, CodexDriver, Driver, command_line,
-                                           listing_command_line, listing_reply, listing_requests, models_from_list)
+                                           listing_command_line, listing_reply, listing_requests, mode_settings,
+                                           models_from_list)
 
 __all__ = ["ANSWERABLE_REQUESTS", "APPROVAL_DECISIONS", "CLIENT_INFO", "DEFAULT_COMMAND", "FAILED_TURN", "HARNESS_ID",
            "LABEL", "NETWORK_WAIT_KEY", "NETWORK_WAIT_LIMIT", "REPLY_DEADLINE", "TESTED_VERSION", "CodexDriver",
            "Driver", "Projection", "command_line", "find_conversation_cwd", "listing_command_line", "listing_reply",
+           "mode_settings",
            "listing_requests", "models_from_list"]

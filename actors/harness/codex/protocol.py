@@ -19,6 +19,7 @@ import time
 
 from actors.core import limits
 from actors.harness import effects as fx
+from actors.harness import modes
 from actors.harness.codex.projection import CodexProjector
 
 HARNESS_ID = "codex"
@@ -35,8 +36,13 @@ APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
 
 
-def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None) -> list[str]:
-    # Model and thread travel in JSON-RPC requests, never as flags.
+def mode_settings(mode: str, environ=None) -> modes.CodexSettings:
+    return modes.codex_settings(mode)
+
+
+def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None,
+                 settings: modes.CodexSettings | None = None) -> list[str]:
+    # Model, thread and mode travel in JSON-RPC requests, never as flags.
     return [*command, "app-server"]
 
 
@@ -75,7 +81,8 @@ class CodexDriver:
     label = LABEL
 
     def __init__(self, cwd: str = "", model: str | None = None, resume_id: str | None = None,
-                 projection: CodexProjector | None = None):
+                 projection: CodexProjector | None = None, settings: modes.CodexSettings | None = None,
+                 root: str = ""):
         # The process's items: ids with a prefix of their own (the time it started), so a
         # restarted CLI never overwrites what an earlier one wrote (nor reuses its request ids).
         self.projection = projection or CodexProjector(str(int(time.time() * 1000)))
@@ -96,6 +103,12 @@ class CodexDriver:
         self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
         self._windows: list[dict] = []  # the plan's usage windows, as Codex last reported them
         self._compact_held = False  # a compaction asked for before the thread was ready
+        # The mode: what devhostd accepts itself follows ``settings`` at once; the CLI's policy
+        # is ``_applied`` (the thread's, or the last turn/start's), ``_settings_for_next_turn`` waits.
+        self.settings = self._applied = settings
+        self._settings_for_next_turn: modes.CodexSettings | None = None
+        self._root = root or cwd
+        self._changes: dict[str, tuple] = {}  # a fileChange item's id -> the paths it changes
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -140,8 +153,35 @@ class CodexDriver:
             if not params["model"]:
                 del params["model"]
             self._model_for_next_turn = None
+        if self._settings_for_next_turn is not None:
+            # Set on turn/start, a policy holds for this turn and the later ones (measured).
+            self._applied, self._settings_for_next_turn = self._settings_for_next_turn, None
+            params.update(self._policy(self._applied, "sandboxPolicy"))
         self._turn_requested = True
         return self._call("turn/start", params, message_id=message_id, items=items)
+
+    @staticmethod
+    def _policy(settings: modes.CodexSettings | None, sandbox_key: str = "sandbox") -> dict:
+        if settings is None:
+            return {}
+        return {"approvalPolicy": settings.approval_policy,
+                sandbox_key: settings.sandbox if sandbox_key == "sandbox" else settings.sandbox_policy()}
+
+    @property
+    def effective_mode(self) -> str | None:
+        return self._applied.effective if self._applied else None
+
+    def set_mode_frames(self, settings: modes.CodexSettings) -> list:
+        """Moves the thread to ``settings``: at once between turns (thread/settings/update),
+        else on the next turn/start. Never needs a new process."""
+        self.settings = settings
+        if self.thread_id is None or self._turn_id is not None or self._turn_requested:
+            self._settings_for_next_turn = settings
+            return []
+        self._applied, self._settings_for_next_turn = settings, None
+        frame = self._call("thread/settings/update", {"threadId": self.thread_id,
+                                                      **self._policy(settings, "sandboxPolicy")})
+        return [frame, self._deadline(frame)]
 
     def compact_frames(self) -> list:
         """Folds the thread's context (thread/compact/start), which Codex runs as a turn of its
@@ -192,6 +232,10 @@ class CodexDriver:
             return False, self._reply(frame) if "id" in frame else [], []
         params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
         if "id" in frame:
+            if method == "item/fileChange/requestApproval" and self.settings is not None and modes.codex_accepts(
+                    self.settings, self._changes.get(params.get("itemId")), self._root, self._cwd):
+                # The mode lets edits in the checkout through: accepted here, nobody asked.
+                return False, [fx.Write(({"id": frame["id"], "result": {"decision": "accept"}},))], []
             ops = self.projection.request(frame["id"], method, params)
             if method not in ANSWERABLE_REQUESTS:
                 # Nothing in devhost can answer it (a client tool call, an MCP elicitation, a
@@ -223,6 +267,15 @@ class CodexDriver:
             self._turn_id = turn.get("id") or self._turn_id
             self._turn_requested = False
             return [fx.TurnStarted(turn.get("id"))]
+        if method in ("item/started", "item/completed"):
+            item = params.get("item") or {}
+            if item.get("type") == "fileChange" and isinstance(item.get("id"), str):
+                # Its approval names only the item: the paths are known from here.
+                if method == "item/completed":
+                    self._changes.pop(item["id"], None)
+                else:
+                    self._changes[item["id"]] = tuple(c.get("path") for c in item.get("changes") or []
+                                                      if isinstance(c, dict))
         if method == "item/started":
             item = params.get("item") or {}
             client_id = item.get("clientId")
@@ -347,6 +400,7 @@ class CodexDriver:
                 start = self._call("thread/start", params)
             if self._model:
                 start["params"]["model"] = self._model
+            start["params"].update(self._policy(self._applied))
             # Its answer is waited on by the link's start watchdog (actors/cli_link.py), as every step of the start.
             return [fx.Write(tuple(follow + [start]))]
         if method in ("thread/start", "thread/resume"):
@@ -363,6 +417,9 @@ class CodexDriver:
                 return [fx.Write((frame,)), self._deadline(frame)]
             self.waiting.discard(context["message_id"])
             return [fx.Delivery(context["message_id"], "error", f"Codex refused the message: {message}")]
+        if method == "thread/settings/update" and error:
+            self._settings_for_next_turn = self.settings  # the next turn/start carries it instead
+            return [fx.ControlFailed(f"Codex refused the new mode (it holds from the next turn): {message}")]
         if method == "turn/interrupt" and error and "no active turn" not in message:
             return [fx.ControlFailed(f"Codex refused the interrupt: {message}")]
         if method == "thread/compact/start" and error:
@@ -381,7 +438,8 @@ class CodexDriver:
                 # A thread that never ran a turn was never saved: start a fresh one, keep the messages.
                 self._resume_id = None
                 start = self._call("thread/start",
-                                   {"cwd": self._cwd, **({"model": self._model} if self._model else {})})
+                                   {"cwd": self._cwd, **({"model": self._model} if self._model else {}),
+                                    **self._policy(self._applied)})
                 return [fx.ControlFailed("Codex had not saved that conversation (it never ran a turn); "
                                          "a new conversation was started and your message goes there"),
                         fx.Write((start,))]

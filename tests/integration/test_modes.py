@@ -1,0 +1,114 @@
+"""Runtime modes on the real CLIs: which steps of a turn ask the person, in each mode.
+
+Each turn is scripted on the mock: an edit of a file in the checkout, then a command. The test
+answers every approval "allow" as it comes and records which step asked.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.mock_anthropic import text_reply, tool_use_reply
+from tests.mock_openai import add_file_patch, patch_reply, shell_reply, text_reply as codex_text
+
+
+def _item_event(ev, kind):
+    return ev.get("type") == "item" and ev["item"]["kind"] == kind
+
+
+def _turn_asking(core, chat_id: str, text: str) -> list[str]:
+    """Sends ``text``, allows every approval, and returns the tools that asked, in order."""
+    seen = {e["payload"]["event"]["item"]["requestId"] for e in core.events if e["event"] == "chat.event"
+            and _item_event(e["payload"]["event"], "approval")}
+    turn = core.chats.send(chat_id, text)["turnId"]
+    asked = []
+    while True:
+        event = core.wait_event(lambda e: e["event"] == "chat.event" and e["payload"]["chatId"] == chat_id and (
+            (_item_event(e["payload"]["event"], "approval") and e["payload"]["event"]["item"]["decision"] == "pending"
+             and e["payload"]["event"]["item"]["requestId"] not in seen)
+            or (e["payload"]["event"].get("type") == "item" and e["payload"]["event"]["item"]["id"] == turn
+                and e["payload"]["event"]["item"]["state"] != "running")), timeout=60,
+            what="an approval or the turn's end")["payload"]["event"]["item"]
+        if event["id"] == turn:
+            assert event["state"] == "done", event
+            return asked
+        seen.add(event["requestId"])
+        asked.append(event["toolName"])
+        core.chats.approve(chat_id, event["requestId"], "allow")
+
+
+def _claude_turn(mock, project):
+    mock.add(tool_use_reply("Write", {"file_path": str(project / "notes.txt"), "content": "one\n"}),
+             tool_use_reply("Bash", {"command": "touch ran.txt", "description": "make a file"}),
+             text_reply("done"))
+
+
+def _codex_turn(openai):
+    openai.add(patch_reply(add_file_patch("notes.txt", "one")), shell_reply("touch ran.txt"), codex_text("done"))
+
+
+@pytest.mark.parametrize("mode, asked, effective", [
+    ("supervised", ["Write", "Bash"], "supervised"),
+    ("auto-accept-edits", ["Bash"], "auto-accept-edits"),
+    ("auto", ["Bash"], "auto-accept-edits"),  # the CLI's own auto mode denies everything here
+    ("full-access", [], "full-access"),
+])
+def test_claude_asks_exactly_what_the_mode_leaves_to_the_person(core, daemon, mock, stack, mode, asked, effective):
+    project = stack / "project"
+    _claude_turn(mock, project)
+    info = core.chats.create("m", provider="claude", cwd=str(project), runtimeMode=mode)
+    assert info["runtimeMode"] == mode and info["effectiveRuntimeMode"] == effective
+    core.chats.attach("m")
+    assert _turn_asking(core, "m", "edit, then run") == asked
+    assert (project / "notes.txt").read_text() == "one\n" and (project / "ran.txt").exists()
+
+
+@pytest.mark.parametrize("mode, asked", [
+    ("supervised", ["apply_patch", "shell"]),
+    ("auto-accept-edits", ["shell"]),
+    ("full-access", []),
+])
+def test_codex_asks_exactly_what_the_mode_leaves_to_the_person(core, daemon, openai, stack, mode, asked):
+    project = stack / "project"
+    _codex_turn(openai)
+    info = core.chats.create("m", provider="codex", cwd=str(project), runtimeMode=mode)
+    assert info["effectiveRuntimeMode"] == mode
+    core.chats.attach("m")
+    assert _turn_asking(core, "m", "edit, then run") == asked
+    assert (project / "notes.txt").read_text() == "one\n" and (project / "ran.txt").exists()
+
+
+def test_claude_edits_outside_the_checkout_still_ask_under_auto_accept_edits(core, daemon, mock, stack):
+    other = stack / "other"
+    mock.add(tool_use_reply("Write", {"file_path": str(other / "far.txt"), "content": "x\n"}), text_reply("done"))
+    core.chats.create("m", provider="claude", cwd=str(stack / "project"), runtimeMode="auto-accept-edits")
+    core.chats.attach("m")
+    assert _turn_asking(core, "m", "write elsewhere") == ["Write"]
+
+
+def test_a_mode_change_holds_from_the_next_turn_on_both_clis(core, daemon, mock, openai, stack):
+    project = stack / "project"
+    core.chats.create("c", provider="claude", cwd=str(project), runtimeMode="supervised")
+    core.chats.attach("c")
+    mock.add(text_reply("hello"))
+    assert _turn_asking(core, "c", "hi") == []  # the CLI runs
+    # Supervised to auto-accept-edits: the running CLI takes it (devhostd's own answers change).
+    assert core.chats.configure("c", runtimeMode="auto-accept-edits")["effectiveRuntimeMode"] == "auto-accept-edits"
+    _claude_turn(mock, project)
+    assert _turn_asking(core, "c", "edit, then run") == ["Bash"]
+    # To full-access: only a new process has it, so it holds from the next message's turn.
+    configured = core.chats.configure("c", runtimeMode="full-access")
+    assert (configured["runtimeMode"], configured["effectiveRuntimeMode"]) == ("full-access", "auto-accept-edits")
+    (project / "notes.txt").unlink()
+    _claude_turn(mock, project)
+    assert _turn_asking(core, "c", "again") == []
+    assert core.chats.list()[0]["effectiveRuntimeMode"] == "full-access"
+
+    core.chats.create("x", provider="codex", cwd=str(project), runtimeMode="full-access")
+    core.chats.attach("x")
+    openai.add(codex_text("hello"))
+    assert _turn_asking(core, "x", "hi") == []
+    assert core.chats.configure("x", runtimeMode="supervised")["effectiveRuntimeMode"] == "supervised"
+    (project / "notes.txt").unlink()
+    (project / "ran.txt").unlink()
+    _codex_turn(openai)
+    assert _turn_asking(core, "x", "edit, then run") == ["apply_patch", "shell"]
