@@ -202,3 +202,29 @@ def test_a_chat_read_from_disk_runs_under_its_mode_unless_saved_before_modes_wer
     # Before enforcement every record said full-access (a default) while the CLI asked anyway.
     assert modes.stored_mode({"runtimeMode": "full-access"}) == "supervised"
     assert modes.stored_mode({"runtimeMode": "everything", "effectiveRuntimeMode": "full-access"}) == "supervised"
+
+
+def test_an_approved_codex_command_that_outlives_its_turn_is_a_task_stopped_through_the_threads_terminals():
+    # Asked first, the command's item/started carries no processId (it comes on item/completed):
+    # the task goes by the item's id, and stopping it looks the process up by that id.
+    recorded = frames("codex-approved-background")
+    thread = next(f for f in recorded if f.get("method") == "thread/started")["params"]["thread"]["id"]
+    driver = _codex_driver("supervised")
+    [init] = driver.start_frames()
+    start = driver.decode({"id": init["id"], "result": {}})[1][0].frames[1]
+    driver.decode({"id": start["id"], "result": {"thread": {"id": thread}}})
+    for frame in recorded[:next(n for n, f in enumerate(recorded) if f.get("method") == "turn/completed")]:
+        if "method" in frame:
+            driver.decode(frame)
+    task = next(op[1] for op in driver.projection.turn_ending() if op[0] == "upsert" and op[1]["kind"] == "task")
+    assert task["taskId"] == "call_bg" and task["status"] == "running" and "sleep 4" in task["command"]
+    listing, _ = driver.stop_task_frames("call_bg", "task")
+    assert listing["method"] == "thread/backgroundTerminals/list" and listing["params"] == {"threadId": thread}
+    listed = next(f for f in recorded if "result" in f and "data" in f["result"])
+    [write, _deadline] = driver.decode({**listed, "id": listing["id"]})[1]
+    [terminate] = write.frames
+    assert terminate["method"] == "thread/backgroundTerminals/terminate"
+    assert terminate["params"] == {"threadId": thread, "processId": listed["result"]["data"][0]["processId"]}
+    again, _ = driver.stop_task_frames("call_bg", "task")
+    [failed] = driver.decode({"id": again["id"], "result": {"data": [], "nextCursor": None}})[1]
+    assert isinstance(failed, fx.ControlFailed) and "it had ended" in failed.message

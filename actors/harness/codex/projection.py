@@ -120,7 +120,9 @@ class CodexProjector:
         on as a background task of its own."""
         ops = []
         for ref, command in self._commands.items():
-            task = {"id": self._id(f"task-{ref}"), "kind": "task", "taskId": command["processId"],
+            # Named by its processId, which stopping it needs; without one, by its item id
+            # (named_by_item: the driver looks the process up when asked to stop it).
+            task = {"id": self._id(f"task-{ref}"), "kind": "task", "taskId": command["processId"] or ref,
                     "toolUseId": ref, "taskType": "terminal", "description": command["command"] or "",
                     "command": command["command"], "status": "running"}
             self._tasks[ref] = task
@@ -138,6 +140,10 @@ class CodexProjector:
         if isinstance(item.get("exitCode"), int) and not stopped:
             ended["exitCode"] = item["exitCode"]
         return [("upsert", ended), self._background()]
+
+    def named_by_item(self, task_id: str) -> bool:
+        """A background command listed under its item id: Codex never said its processId."""
+        return (self._tasks.get(task_id) or {}).get("taskId") == task_id
 
     def stop_requested(self, task_id: str) -> None:
         """devhost asked Codex to end this task: its end reads stopped, not failed."""
@@ -172,8 +178,11 @@ class CodexProjector:
             if done:
                 self._outputs.pop(ref, None)
                 self._commands.pop(ref, None)
-            elif main and isinstance(item.get("processId"), str):
-                self._commands[ref] = {"processId": item["processId"], "command": item.get("command")}
+            elif main:
+                # A command that asked first starts without its processId (Codex gives it only on
+                # item/completed): it is still one that may outlive the turn.
+                process = item.get("processId") if isinstance(item.get("processId"), str) else None
+                self._commands[ref] = {"processId": process, "command": item.get("command")}
             state = {"completed": "done", "failed": "error", "declined": "error"}.get(item.get("status"), "running")
             return [("upsert", {"id": self._id(ref), "kind": "tool", "toolUseId": ref, "name": "shell",
                                 "input": {"command": item.get("command"), "cwd": item.get("cwd")},

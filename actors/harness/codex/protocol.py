@@ -354,10 +354,15 @@ class CodexDriver:
             if not turn:
                 return []
             frame = self._call("turn/interrupt", {"threadId": task_id, "turnId": turn})
+        elif self.projection.named_by_item(task_id):
+            # Its processId is not known yet: the thread's terminals name it by item id.
+            frame = self._call("thread/backgroundTerminals/list", {"threadId": self.thread_id}, stop=task_id)
         else:
-            frame = self._call("thread/backgroundTerminals/terminate",
-                               {"threadId": self.thread_id, "processId": task_id})
+            frame = self._terminate(task_id)
         return [frame, self._deadline(frame)]
+
+    def _terminate(self, process_id: str) -> dict:
+        return self._call("thread/backgroundTerminals/terminate", {"threadId": self.thread_id, "processId": process_id})
 
     def _turn_completed(self, turn: dict) -> list:
         if turn.get("id") not in (None, self._turn_id) and self._turn_id is not None:
@@ -427,7 +432,14 @@ class CodexDriver:
             return [fx.ControlFailed(f"Codex could not compact the conversation: {message}"),
                     *([] if self._turn_id
                       else [fx.TurnEnded(error=f"Codex could not compact the conversation: {message}")])]
-        if method == "thread/backgroundTerminals/terminate" and (error or result.get("terminated") is False):
+        if method == "thread/backgroundTerminals/list" and "stop" in context:
+            process = next((t.get("processId") for t in result.get("data") or [] if isinstance(t, dict)
+                            and t.get("itemId") == context["stop"] and isinstance(t.get("processId"), str)), None)
+            if process is not None:
+                frame = self._terminate(process)
+                return [fx.Write((frame,)), self._deadline(frame)]
+            result = {"terminated": False}  # not among the thread's terminals: it had ended
+        if method.startswith("thread/backgroundTerminals/") and (error or result.get("terminated") is False):
             return [fx.ControlFailed("Codex could not stop the background command: "
                                      f"{message if error else 'it had ended'}")]
         return []
