@@ -86,6 +86,7 @@ class CliLink:
         self._chat_id = chat_id
         self.runtime_mode = runtime_mode  # what the chat asked for (info.runtimeMode)
         self.restart_for_mode = False  # the running CLI cannot take the mode asked for: a new process must
+        self._held: list[tuple] = []  # (origin, command, prompt): page sends waiting for the settings swap
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
         self.harness = harness
@@ -162,8 +163,8 @@ class CliLink:
         return self.harness.mode_settings(self.runtime_mode, os.environ).effective
 
     def set_mode(self, mode: str) -> None:
-        """A new runtime mode: applied to the running CLI where it can take it, else the CLI is
-        started anew before the next message (restart_if_mode_changed)."""
+        """A new runtime mode: applied to the running CLI where it can take it, else a new
+        process is owed (swap_pending; actors/chat/swap.py says when it starts)."""
         self.runtime_mode = mode
         if self.driver is None or not self.running:
             return
@@ -172,16 +173,28 @@ class CliLink:
         if frames:
             self.write(frames)
 
-    def restart_if_mode_changed(self) -> None:
-        """Before a message: a CLI that cannot take the chat's mode is ended and started again on
-        its own conversation, when nothing of it is running, waited on or in flight; otherwise
-        the message goes to the CLI as it is and the next one tries again."""
-        if not (self.restart_for_mode and self.running) or self.starting or self.turn_active \
-                or self.requests or self.driver.waiting:
+    @property
+    def swap_pending(self) -> bool:
+        """The running CLI cannot take the chat's settings: a new process is owed (actors/chat/swap.py)."""
+        return self.restart_for_mode and self.running
+
+    def restart_for_settings(self) -> None:
+        """The settings swap: the CLI is ended and started again on its own conversation under
+        the chat's settings. The chat's swap calls it only when nothing lives in the process."""
+        if not self.swap_pending:
             return
         self._log("session.restart", native=self.native_id, note=f"runtime mode {self.runtime_mode}")
         self.retire("not delivered: the chat's CLI was restarted for its new runtime mode")
         self.start()
+
+    def hold(self, origin, command: Send, prompt: str) -> None:
+        """A page's send that waits for the settings swap (it is dispatched, in order, after it)."""
+        self._held.append((origin, command, prompt))
+
+    def release_held(self) -> None:
+        held, self._held = self._held, []
+        for origin, command, prompt in held:
+            self.send(origin, command, prompt)
 
     def is_current(self, process_serial: int) -> bool:
         """Whether what a process of that serial says counts (it is the current process's)."""
@@ -280,16 +293,25 @@ class CliLink:
     # ---- sending (the queues and acknowledgements are the sends' own) ------------------------
 
     def send(self, origin, command: Send, prompt: str) -> None:
-        self.restart_if_mode_changed()  # the new mode holds from this message's turn
+        """A message for the CLI; the caller has made sure no settings swap waits (the chat's
+        swap holds messages until then), so one still owed happens now, before it."""
+        self.restart_for_settings()  # the new settings hold from this message's turn
         self.sends.send(origin, command, prompt)
 
     def refuse_queued(self, reason: str, sockets_only: bool = False) -> None:
         """Answers every queued send (of the sockets only, or of every origin) with an error."""
+        self._refuse_held(reason)
         self.sends.refuse_queued(reason, sockets_only)
 
     def fail_sends(self, reason: str) -> None:
         """Answers every send in flight and every queued one with an error; dispatches nothing."""
+        self._refuse_held(f"not sent: {reason}")
         self.sends.fail_all(reason)
+
+    def _refuse_held(self, reason: str) -> None:
+        held, self._held = self._held, []
+        for origin, command, _prompt in held:
+            self._owner.link_result(origin, command.command_id, None, reason)
 
     def forget_origin(self, origin) -> None:
         self.sends.forget_origin(origin)

@@ -227,8 +227,8 @@ class DurableFace:
     def add_user(self, turn_id: str, text: str, user_id: str, images: int = 0) -> None:
         self.emit(self.thread.add_user(turn_id, text, user_id, images))
 
-    def note(self, level: str, text: str, turn_id: str | None = None) -> None:
-        self.emit(self.thread.note(level, text, turn_id=turn_id))
+    def note(self, level: str, text: str, turn_id: str | None = None, item_id: str | None = None) -> None:
+        self.emit(self.thread.note(level, text, turn_id=turn_id, item_id=item_id))
 
     def upsert(self, item: dict) -> None:
         self.emit(self.thread.upsert(item))

@@ -41,6 +41,7 @@ from actors import chatlog
 from actors.chat.keeping import Keeping
 from actors.chat.requests import Requests
 from actors.chat.session import Session
+from actors.chat.swap import Swap
 from actors.chat.take_up import TakeUp
 from actors.chat.tasks import Tasks
 from actors.chat.turns import Turns
@@ -97,6 +98,7 @@ class Chat(pykka.ThreadingActor):
         self.take_up = TakeUp(self, takes_limits_up)
         self.session = Session(self, open_session)
         self.turns = Turns(self)
+        self.swap = Swap(self)
         self.requests = Requests(self)
         self.tasks = Tasks(self)
         self.keeping = Keeping(self, visual_store, agent_tokens)
@@ -197,6 +199,11 @@ class Chat(pykka.ThreadingActor):
             self.native.answer(subscriber, command.command_id, error=refusal)
             return
         self.native.watched(subscriber)
+        if self.swap.waits():  # never to the old process: it may allow more than the person does now
+            self.link.hold(subscriber, command, self.turns.telling_what_stopped(command.text, prompt))
+            self.swap.held()
+            self.publish()
+            return
         self.link.send(subscriber, command, self.turns.telling_what_stopped(command.text, prompt))
 
     @guarded
@@ -427,6 +434,7 @@ class Chat(pykka.ThreadingActor):
 
     def publish(self) -> None:
         """The session's record (and pending requests) to its sockets and the registry."""
+        self.swap.settle()  # what waited for a settings swap goes once nothing is in its way
         record = self.record()
         self.native.publish(record, self.link.pending_ids())
         if self._registry is not None:

@@ -113,6 +113,7 @@ class Session:
         if runtime_mode is not None:
             changes["runtimeMode"] = runtime_mode
             chat.link.set_mode(runtime_mode)
+            chat.swap.asked()
             changes["effectiveRuntimeMode"] = chat.link.effective_mode
         if resume_at_reset is not None:
             changes["resumeAtReset"] = resume_at_reset

@@ -58,6 +58,12 @@ class Turns:
         if stored:
             delivery = None if delivery == "steer" else delivery  # a message with files is a turn of its own
         busy, info = durable.thread.busy(), durable.info
+        if chat.swap.waits():
+            # Not steered into, nor sent to, a process whose settings are going away: it waits
+            # in the queue for the swap (actors/chat/swap.py), which sends it.
+            message = durable.enqueue(text, stored)
+            chat.swap.held()
+            return {"queued": True, "turnId": message["turnId"]}
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
             # Offered to the running turn through the CLI's own input; it waits in the queue
             # (marked) until the CLI shows it took it up, and stays there if it does not.
@@ -296,7 +302,15 @@ class Turns:
             self._drain()
         durable.update_info()
 
+    def drain(self) -> None:
+        """The queue's head goes out, if it may (after a settings swap let it)."""
+        self._drain()
+
     def _drain(self, explicit: bool = False, first: str | None = None) -> None:
+        if self._chat.swap.waits():
+            if self._chat.durable.info["queue"]:
+                self._chat.swap.held()  # the queue goes on once the swap is done
+            return
         message = self._chat.durable.next_to_drain(explicit, first)
         if message is not None:
             self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",

@@ -53,3 +53,43 @@ def test_a_history_write_failure_stops_the_cli_and_reports_an_error(tmp_path, cl
         assert not [f for f in sink.frames if f["type"] == "event"]  # nothing half-recorded went out
     finally:
         ref.stop(timeout=15)
+
+
+def test_a_pages_send_during_a_settings_swap_waits_for_it_and_runs_under_the_new_mode(tmp_path, claude_environment):
+    """B51 on the page's surface: the send is held (never given to the process that goes away),
+    said once in a note, and dispatched to the new process after the turn and its request end."""
+    from tests.mock_anthropic import tool_use_reply
+    from web.core.wire import encode as core_encode
+    mock = claude_environment
+    project = tmp_path / "project"
+    project.mkdir()
+    mock.add(tool_use_reply("Write", {"file_path": str(project / "notes.txt"), "content": "one\n"}),
+             text_reply("first done"), tool_use_reply("Bash", {"command": "touch later.txt", "description": "a file"}),
+             text_reply("second done"))
+    ref = Chat.start(chat_id="swap-test", harness=claude, cwd=str(project), command=(str(CLAUDE),), model=None,
+                     store=ChatStore(str(tmp_path / "chats")), clients=CoreClients(), runtime_mode="supervised",
+                     start_cli=True)
+    chat = ref.proxy()
+    try:
+        page, core = Sink(encode), Sink(core_encode)
+        subscriber = chat.attach(page).get(timeout=10)[0]
+        chat.core_attach(core).get(timeout=10)
+        items = lambda kind: [f["payload"]["event"]["item"] for f in core.frames  # noqa: E731
+                              if f.get("event") == "chat.event" and f["payload"]["event"].get("type") == "item"
+                              and f["payload"]["event"]["item"]["kind"] == kind]
+        chat.send(subscriber, Send(str(uuid.uuid4()), "write it", None), "")
+        core.wait_for(lambda f: any(a["decision"] == "pending" for a in items("approval")), "the Write's approval")
+        [write] = items("approval")
+        chat.configure(runtime_mode="full-access").get(timeout=10)  # only a new process has it
+        second = str(uuid.uuid4())
+        chat.send(subscriber, Send(second, "then touch it", None), "")
+        core.wait_for(lambda f: any(n["id"].startswith("settings-wait-") for n in items("note")), "the wait note")
+        assert not [f for f in page.frames if f["type"] == "command_result" and f["commandId"] == second]
+        chat.approve(write["requestId"], "allow").get(timeout=10)
+        page.wait_for(lambda f: f["type"] == "command_result" and f["commandId"] == second, "the held send's result")
+        core.wait_for(lambda f: any(i["text"] == "second done" for i in items("assistant")), "the second turn's end")
+        assert (project / "later.txt").exists()
+        assert {a["requestId"] for a in items("approval")} == {write["requestId"]}  # the Bash asked nobody
+        assert chat.info().get(timeout=10)["effectiveRuntimeMode"] == "full-access"
+    finally:
+        ref.stop(timeout=15)

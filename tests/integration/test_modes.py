@@ -112,3 +112,91 @@ def test_a_mode_change_holds_from_the_next_turn_on_both_clis(core, daemon, mock,
     (project / "ran.txt").unlink()
     _codex_turn(openai)
     assert _turn_asking(core, "x", "edit, then run") == ["apply_patch", "shell"]
+
+
+# ---- the settings swap: a change only a new process can take waits for the work -------------
+
+def _pending_approval(core, chat_id: str, seen: set) -> dict:
+    """The next approval asked that is not among ``seen`` (which it joins)."""
+    item = core.wait_event(lambda e: e["event"] == "chat.event" and e["payload"]["chatId"] == chat_id
+                           and _item_event(e["payload"]["event"], "approval")
+                           and e["payload"]["event"]["item"]["decision"] == "pending"
+                           and e["payload"]["event"]["item"]["requestId"] not in seen,
+                           timeout=60, what="an approval")["payload"]["event"]["item"]
+    seen.add(item["requestId"])
+    return item
+
+
+def _notes(core, chat_id: str) -> list[dict]:
+    return [e["payload"]["event"]["item"] for e in core.events if e["event"] == "chat.event"
+            and e["payload"]["chatId"] == chat_id and _item_event(e["payload"]["event"], "note")]
+
+
+def _turn_done(core, chat_id: str, turn_id: str) -> dict:
+    return core.wait_event(lambda e: e["event"] == "chat.event" and e["payload"]["chatId"] == chat_id
+                           and e["payload"]["event"].get("type") == "item"
+                           and e["payload"]["event"]["item"]["id"] == turn_id
+                           and e["payload"]["event"]["item"]["state"] != "running",
+                           timeout=60, what=f"the end of {turn_id}")["payload"]["event"]["item"]
+
+
+def _supervised_turn_asking_to_write(core, mock, project) -> tuple[str, dict, set]:
+    """A supervised Claude chat "c" whose turn waits on its Write's approval: (turn, approval, seen)."""
+    core.chats.create("c", provider="claude", cwd=str(project), runtimeMode="supervised")
+    core.chats.attach("c")
+    _claude_turn(mock, project)
+    seen: set = set()
+    first = core.chats.send("c", "edit, then run")["turnId"]
+    return first, _pending_approval(core, "c", seen), seen
+
+
+def test_a_mode_only_a_new_process_has_waits_for_the_turn_and_a_send_meanwhile_is_queued(core, daemon, mock, stack):
+    project = stack / "project"
+    first, write, seen = _supervised_turn_asking_to_write(core, mock, project)
+    assert write["toolName"] == "Write"
+    # Full access needs a new process (other launch flags): not while this turn and its request live.
+    assert core.chats.configure("c", runtimeMode="full-access")["effectiveRuntimeMode"] == "supervised"
+    queued = core.chats.send("c", "and then this", delivery="steer")
+    assert queued["queued"] is True  # not steered into the old process
+    [note] = [n for n in _notes(core, "c") if n["id"].startswith("settings-wait-")]
+    assert note["text"] == ("Your message is queued until the current work and open requests finish. "
+                            "The changes to this chat will apply then.")
+    core.chats.send("c", "a third one")
+    assert len([n for n in _notes(core, "c") if n["id"].startswith("settings-wait-")]) == 1  # said once
+    core.chats.approve("c", write["requestId"], "allow")
+    bash = _pending_approval(core, "c", seen)  # the rest of the first turn is still supervised
+    assert bash["toolName"] == "Bash"
+    mock.add(tool_use_reply("Bash", {"command": "touch later.txt", "description": "another file"}),
+             text_reply("later"), text_reply("third"))
+    core.chats.approve("c", bash["requestId"], "allow")
+    assert _turn_done(core, "c", first)["state"] == "done"
+    # Then the new process, and the queued message's turn runs under full access: nothing asks.
+    assert _turn_done(core, "c", queued["turnId"])["state"] == "done"
+    assert (project / "later.txt").exists()
+    info = core.chats.list()[0]
+    assert (info["runtimeMode"], info["effectiveRuntimeMode"]) == ("full-access", "full-access")
+    approvals = {e["payload"]["event"]["item"]["requestId"] for e in core.events if e["event"] == "chat.event"
+                 and _item_event(e["payload"]["event"], "approval")}
+    assert approvals == {write["requestId"], bash["requestId"]}
+    third = next(e["payload"]["event"]["item"] for e in core.events if e["event"] == "chat.event"
+                 and _item_event(e["payload"]["event"], "user")
+                 and e["payload"]["event"]["item"]["text"] == "a third one")
+    assert _turn_done(core, "c", third["turnId"])["state"] == "done"  # and the queue went on after it
+
+
+def test_switching_back_before_the_swap_cancels_it(core, daemon, mock, stack):
+    project = stack / "project"
+    first, write, seen = _supervised_turn_asking_to_write(core, mock, project)
+    core.chats.configure("c", runtimeMode="full-access")
+    queued = core.chats.send("c", "next")
+    core.chats.configure("c", runtimeMode="supervised")  # back: no new process owed
+    mock.add(tool_use_reply("Bash", {"command": "touch later.txt", "description": "another file"}),
+             text_reply("later"))
+    core.chats.approve("c", write["requestId"], "allow")
+    core.chats.approve("c", _pending_approval(core, "c", seen)["requestId"], "allow")  # the first turn's Bash
+    assert _turn_done(core, "c", first)["state"] == "done"
+    later = _pending_approval(core, "c", seen)  # the queued message's turn, still supervised: it asks
+    assert later["turnId"] == queued["turnId"] and later["toolName"] == "Bash"
+    core.chats.approve("c", later["requestId"], "allow")
+    assert _turn_done(core, "c", queued["turnId"])["state"] == "done"
+    assert "session.restart" not in daemon.log()
