@@ -82,9 +82,10 @@ class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
                  log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None,
-                 start_deadline: float = START_DEADLINE, runtime_mode: str = "supervised"):
+                 start_deadline: float = START_DEADLINE, runtime_mode: str = "supervised", plan: bool = False):
         self._chat_id = chat_id
         self.runtime_mode = runtime_mode  # what the chat asked for (info.runtimeMode)
+        self.plan = plan  # the person asked for a plan first (info.permissionMode "plan")
         self.restart_for_mode = False  # the running CLI cannot take the mode asked for: a new process must
         self._held: list[tuple] = []  # (origin, command, prompt): page sends waiting for the settings swap
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
@@ -142,7 +143,7 @@ class CliLink:
             self._owner.link_notice(f"{self.harness.LABEL} had not saved the conversation before it stopped; "
                                     "a new conversation was started and your message goes there")
             resume_id = None
-        settings = self.harness.mode_settings(self.runtime_mode, os.environ)
+        settings = self._settings()
         argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id, settings=settings)
         # (a folder removed since: the session's own folder, where the CLI can resume it too)
         folder = self.workdir if self.workdir == self.root or os.path.isdir(self.workdir) else self.root
@@ -160,18 +161,31 @@ class CliLink:
         """The mode the CLI runs under now (the one it will start under, when none runs)."""
         if self.driver is not None and self.running and self.driver.effective_mode:
             return self.driver.effective_mode
-        return self.harness.mode_settings(self.runtime_mode, os.environ).effective
+        return self._settings().effective
 
-    def set_mode(self, mode: str) -> None:
-        """A new runtime mode: applied to the running CLI where it can take it, else a new
-        process is owed (swap_pending; actors/chat/swap.py says when it starts)."""
-        self.runtime_mode = mode
+    def _settings(self):
+        return self.harness.mode_settings(self.runtime_mode, os.environ, plan=self.plan)
+
+    def set_mode(self, mode: str | None = None, plan: bool | None = None) -> None:
+        """A new runtime mode, or planning on or off: applied to the running CLI where it can
+        take it, else a new process is owed (swap_pending; actors/chat/swap.py says when it starts)."""
+        self.runtime_mode = mode or self.runtime_mode
+        self.plan = self.plan if plan is None else plan
         if self.driver is None or not self.running:
             return
-        frames = self.driver.set_mode_frames(self.harness.mode_settings(mode, os.environ))
+        frames = self.driver.set_mode_frames(self._settings())
         self.restart_for_mode = frames is None
         if frames:
             self.write(frames)
+
+    def plan_approved(self, request_id, answer: dict, mode: str) -> None:
+        """The person approved the agent's plan and goes on in ``mode``: the answer moves the CLI
+        there at once, or the rest of the turn runs supervised and the swap is owed."""
+        self.plan, self.runtime_mode = False, mode
+        frames, owed = self.driver.plan_approved_frames(request_id, answer, self._settings())
+        self.restart_for_mode = owed
+        self.requests.answered(request_id, delivered=self.running)
+        self.write(frames)
 
     @property
     def swap_pending(self) -> bool:

@@ -132,10 +132,14 @@ class Chats:
     def send_now(self, chat_id: str, message_id: str):
         return self._c.request("chat.sendNow", {"chatId": chat_id, "messageId": message_id})
 
-    def approve(self, chat_id: str, request_id, decision: str, message: str | None = None):
+    def approve(self, chat_id: str, request_id, decision: str, message: str | None = None,
+                runtime_mode: str | None = None):
+        """``runtime_mode``: the mode an approved plan goes on in."""
         payload = {"chatId": chat_id, "requestId": request_id, "decision": decision}
         if message is not None:
             payload["message"] = message
+        if runtime_mode is not None:
+            payload["runtimeMode"] = runtime_mode
         return self._c.request("chat.approve", payload)
 
     def answer(self, chat_id: str, request_id, answers: dict):

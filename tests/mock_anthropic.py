@@ -52,6 +52,7 @@ patched locks), which every patched call does. ``.add()``, ``.requests`` and
 listener, ends open streams at their next chunk and kills the remaining handlers.
 """
 import json
+import re
 import uuid
 from urllib.parse import urlsplit
 
@@ -157,6 +158,23 @@ def _sse(event, data):
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
+PLAN_FILE = "<the plan file>"  # a tool call's file_path: the plan file plan mode named in the request
+
+
+def _with_plan_file(reply, body):
+    """Plan mode tells the model "create your plan at <path>", a name the CLI makes up per
+    session: a scripted tool call on PLAN_FILE gets that path from the request."""
+    blocks = getattr(reply, "blocks", None) or []
+    if not any(b.get("type") == "tool_use" and (b.get("input") or {}).get("file_path") == PLAN_FILE for b in blocks):
+        return reply
+    text = json.dumps(body.get("system")) + json.dumps(body.get("messages"))
+    found = re.search(r"create your plan at (\S+?\.md)|plan file (?:exists )?at (\S+?\.md)", text)
+    for block in blocks:
+        if block.get("type") == "tool_use" and block["input"].get("file_path") == PLAN_FILE and found:
+            block["input"] = {**block["input"], "file_path": found.group(1) or found.group(2)}
+    return reply
+
+
 class MockAnthropic(ScriptedServer):
     """Scripted Messages API on 127.0.0.1:<ephemeral port>; see the module docstring."""
 
@@ -178,8 +196,8 @@ class MockAnthropic(ScriptedServer):
                 with self._lock:
                     self.requests.append(body)
                     self._lock.notify_all()
-                    return replies.pop(0)
-        return super()._take(body)
+                    return _with_plan_file(replies.pop(0), body)
+        return _with_plan_file(super()._take(body), body)
 
     def _default_reply(self):
         return text_reply(DEFAULT_TEXT)

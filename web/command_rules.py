@@ -6,6 +6,8 @@ The limits are the seed's where it gives one (a task's id and a subagent's 1..25
 """
 from __future__ import annotations
 
+from actors.harness.modes import RUNTIME_MODES
+
 MAX_ITEM_ID = 300
 MAX_BACKGROUND_ID = 256  # a task's or a subagent's id
 MAX_TEXT = 4000  # a bookmark's name (cut at 120 when kept), an approval's message
@@ -63,14 +65,18 @@ def request_id(payload: dict, kind: str):
 
 
 def approval(payload: dict) -> tuple:
-    """(requestId, decision, message) of an approve."""
+    """(requestId, decision, message, runtimeMode) of an approve; ``runtimeMode``: the mode an
+    approved plan goes on in (None: the chat's own)."""
     request = request_id(payload, "approve")
     if payload.get("decision") not in DECISIONS:
         raise Invalid(f"approve needs a decision: one of {', '.join(DECISIONS)}", request)
     said = payload.get("message")
     if said is not None and (not isinstance(said, str) or len(said) > MAX_TEXT):
         raise Invalid(f"an approval's message must be text of at most {MAX_TEXT} characters", request)
-    return request, payload["decision"], said
+    mode = payload.get("runtimeMode")
+    if mode is not None and mode not in RUNTIME_MODES:
+        raise Invalid(f"an approval's runtimeMode must be one of: {', '.join(RUNTIME_MODES)}", request)
+    return request, payload["decision"], said, mode
 
 
 def answers(payload: dict) -> tuple:

@@ -109,7 +109,8 @@ def _settle(chat, command: dict, sink) -> None:
     named = {"requestId": command["requestId"]} if "requestId" in command else {}
     try:
         if command["type"] == "approve":
-            chat.approve(command["requestId"], command["decision"], command.get("message")).get(timeout=ASK_TIMEOUT)
+            chat.approve(command["requestId"], command["decision"], command.get("message"),
+                         command.get("runtimeMode")).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "answer":
             chat.answer(command["requestId"], command["answers"]).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "stopTask":
@@ -152,8 +153,8 @@ def _parse(message):
         if kind == "configure":
             return {"type": kind, "resumeAtReset": rules.resume_at_reset(value, required=True)}
         if kind == "approve":
-            request_id, decision, said = rules.approval(value)
-            return {"type": kind, "requestId": request_id, "decision": decision, "message": said}
+            request_id, decision, said, mode = rules.approval(value)
+            return {"type": kind, "requestId": request_id, "decision": decision, "message": said, "runtimeMode": mode}
         request_id, answers = rules.answers(value)
         return {"type": kind, "requestId": request_id, "answers": answers}
     except rules.Invalid as exc:

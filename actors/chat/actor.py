@@ -92,7 +92,8 @@ class Chat(pykka.ThreadingActor):
                             model=(info.get("selection") or {}).get("model"), native_id=info.get("agentSessionId"),
                             actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
                             agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None,
-                            start_deadline=start_deadline, runtime_mode=info.get("runtimeMode", "full-access"))
+                            start_deadline=start_deadline, runtime_mode=info.get("runtimeMode", "full-access"),
+                            plan=info.get("permissionMode") == "plan")
         # Said with the info's next announcement (a chat's first info is its creation's).
         info["effectiveRuntimeMode"] = self.link.effective_mode
         self.take_up = TakeUp(self, takes_limits_up)
@@ -240,8 +241,9 @@ class Chat(pykka.ThreadingActor):
         return self.durable.history(cursor, limit)
 
     def configure(self, model: str | None = None, runtime_mode: str | None = None,
-                  resume_at_reset: bool | None = None, restart_words: dict | None = None) -> dict:
-        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words)
+                  resume_at_reset: bool | None = None, restart_words: dict | None = None,
+                  plan: bool | None = None) -> dict:
+        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan)
 
     def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None) -> dict:
         return self.turns.core_send(text, delivery, uploads)
@@ -258,8 +260,8 @@ class Chat(pykka.ThreadingActor):
             self.tasks.stop_subagents()
         return {}
 
-    def approve(self, request_id, decision: str, message: str | None = None) -> dict:
-        return self.requests.approve(request_id, decision, message)
+    def approve(self, request_id, decision: str, message: str | None = None, runtime_mode: str | None = None) -> dict:
+        return self.requests.approve(request_id, decision, message, runtime_mode)
 
     def answer(self, request_id, answers: dict) -> dict:
         return self.requests.answer(request_id, answers)

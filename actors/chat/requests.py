@@ -29,14 +29,29 @@ class Requests:
         chat.durable.answered_natively(request_id, result)
         chat.publish()
 
-    def approve(self, request_id, decision: str, message: str | None = None) -> dict:
-        durable = self._chat.durable
+    def approve(self, request_id, decision: str, message: str | None = None, runtime_mode: str | None = None) -> dict:
+        """``runtime_mode``: for an approved plan, the mode the chat goes on in (its own, when None)."""
+        chat = self._chat
+        durable = chat.durable
         item = durable.thread.item(f"approval-{request_id}")
-        if item is None or item.get("decision") != "pending" or not self._chat.link.waits_on(self._native(request_id)):
+        if item is None or item.get("decision") != "pending" or not chat.link.waits_on(self._native(request_id)):
             raise ChatError("request-not-found", f"Nothing waits for approval {request_id}")
         if decision == "allow-always" and not item.get("canAllowAlways"):
             raise ChatError("bad-request", "This request offers no rule to always allow; answer allow or deny")
-        self._answer_native(request_id, durable.projector.answer_approval(request_id, decision, message))
+        if runtime_mode is not None and (item.get("plan") is None or decision != "allow"):
+            raise ChatError("bad-request", "runtimeMode goes only with an approved plan (decision allow on an "
+                                           "approval that carries a plan); change the mode with chat.configure")
+        answer = durable.projector.answer_approval(request_id, decision, message)
+        if item.get("plan") is not None and decision == "allow":
+            # The plan approved: the chat stops planning and goes on, in this turn, in the mode picked.
+            chat.link.plan_approved(self._native(request_id), answer, runtime_mode or chat.link.runtime_mode)
+            durable.projector.settled(request_id)
+            chat.swap.asked()
+            durable.update_info(drop=("permissionMode",), runtimeMode=chat.link.runtime_mode,
+                                effectiveRuntimeMode=chat.link.effective_mode)
+            chat.publish()
+        else:
+            self._answer_native(request_id, answer)
         durable.upsert({**item, "decision": decision})
         return {}
 

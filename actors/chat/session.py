@@ -99,7 +99,7 @@ class Session:
             chat.link.retire("the session was closed before the CLI took the message")
             self._after_close()
 
-    def configure(self, model, runtime_mode, resume_at_reset, restart_words) -> dict:
+    def configure(self, model, runtime_mode, resume_at_reset, restart_words, plan=None) -> dict:
         """A new model or runtime mode holds from the next turn at the latest (the mode at once
         where the running CLI can take it); the conversation goes on. ``restart_words``
         (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it."""
@@ -110,11 +110,18 @@ class Session:
         if model is not None:
             changes["selection"] = {**info["selection"], "model": model or None}
             chat.turns.choose_model(model)
-        if runtime_mode is not None:
-            changes["runtimeMode"] = runtime_mode
-            chat.link.set_mode(runtime_mode)
+        if plan and not chat.harness.PLAN_MODE:
+            raise ChatError("bad-request", f"{chat.harness.LABEL} has no plan mode that keeps it from editing: "
+                                           "pick supervised to approve every step instead")
+        if runtime_mode is not None or plan is not None:
+            chat.link.set_mode(runtime_mode, plan)
             chat.swap.asked()
+            changes["runtimeMode"] = chat.link.runtime_mode
             changes["effectiveRuntimeMode"] = chat.link.effective_mode
+            if plan:
+                changes["permissionMode"] = "plan"  # the seed's field: the CLI plans, nothing changes
+            elif plan is False:
+                drop += ("permissionMode",)
         if resume_at_reset is not None:
             changes["resumeAtReset"] = resume_at_reset
         chat.durable.update_info(drop=drop, **changes)

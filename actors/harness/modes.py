@@ -76,6 +76,14 @@ def claude_settings(mode: str, *, as_root: bool, sandbox_declared: bool) -> Clau
     return ClaudeSettings("default", (), NOBODY, "supervised")
 
 
+# While planning, Claude Code runs its own plan mode (an edit of the project asks, with
+# decision_reason_type "mode"; its plan file under the config home goes unasked) and devhostd
+# allows nothing itself: whatever the chat's mode, nothing changes without the person.
+CLAUDE_PLAN = ClaudeSettings("plan", (), NOBODY, "supervised")
+# The rest of a turn whose approved plan moves it to a mode only a new process has (the swap follows).
+CLAUDE_UNTIL_SWAP = ClaudeSettings("default", (), NOBODY, "supervised")
+
+
 def claude_allows(settings: ClaudeSettings, request: dict, root: str, cwd: str) -> bool:
     """Whether devhostd answers this ``can_use_tool`` request "allow" itself (the person is not asked)."""
     if not isinstance(request, dict) or request.get("subtype") != "can_use_tool":

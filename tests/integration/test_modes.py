@@ -5,6 +5,8 @@ answers every approval "allow" as it comes and records which step asked.
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.mock_anthropic import text_reply, tool_use_reply
@@ -15,8 +17,9 @@ def _item_event(ev, kind):
     return ev.get("type") == "item" and ev["item"]["kind"] == kind
 
 
-def _turn_asking(core, chat_id: str, text: str) -> list[str]:
-    """Sends ``text``, allows every approval, and returns the tools that asked, in order."""
+def _turn_asking(core, chat_id: str, text: str, decide=None) -> list[str]:
+    """Sends ``text``, answers every approval (``decide(item)`` -> chat.approve's keyword
+    arguments; allow by default), and returns the tools that asked, in order."""
     seen = {e["payload"]["event"]["item"]["requestId"] for e in core.events if e["event"] == "chat.event"
             and _item_event(e["payload"]["event"], "approval")}
     turn = core.chats.send(chat_id, text)["turnId"]
@@ -33,7 +36,7 @@ def _turn_asking(core, chat_id: str, text: str) -> list[str]:
             return asked
         seen.add(event["requestId"])
         asked.append(event["toolName"])
-        core.chats.approve(chat_id, event["requestId"], "allow")
+        core.chats.approve(chat_id, event["requestId"], **(decide(event) if decide else {"decision": "allow"}))
 
 
 def _claude_turn(mock, project):
@@ -200,3 +203,60 @@ def test_switching_back_before_the_swap_cancels_it(core, daemon, mock, stack):
     core.chats.approve("c", later["requestId"], "allow")
     assert _turn_done(core, "c", queued["turnId"])["state"] == "done"
     assert "session.restart" not in daemon.log()
+
+
+# ---- plan mode (Claude Code's own) ------------------------------------------------------------
+
+PLAN = "# Plan\n\n1. Write notes.txt\n2. Run touch ran.txt\n"
+
+
+def _planning_chat(core, mock, project) -> None:
+    from tests.mock_anthropic import PLAN_FILE
+    core.chats.create("p", provider="claude", cwd=str(project), runtimeMode="supervised")
+    core.chats.attach("p")
+    info = core.chats.configure("p", plan=True)
+    assert info["permissionMode"] == "plan" and info["runtimeMode"] == "supervised"
+    mock.add(tool_use_reply("Write", {"file_path": str(project / "early.txt"), "content": "early\n"}),
+             tool_use_reply("Write", {"file_path": PLAN_FILE, "content": PLAN}),  # its plan file: unasked
+             tool_use_reply("ExitPlanMode", {}))
+
+
+def test_plan_mode_proposes_a_plan_the_person_approves_into_the_mode_they_pick(core, daemon, mock, stack):
+    project = stack / "project"
+    _planning_chat(core, mock, project)
+    _claude_turn(mock, project)  # the plan carried out, in the same turn
+    plans = []
+
+    def decide(item):
+        if item["toolName"] == "Write" and item["input"]["file_path"].endswith("early.txt"):
+            return {"decision": "deny", "message": "Plan first."}  # an edit while planning asks
+        if item.get("plan") is not None:
+            plans.append(item["plan"])
+            return {"decision": "allow", "runtime_mode": "auto-accept-edits"}
+        return {"decision": "allow"}
+    assert _turn_asking(core, "p", "plan it, then do it", decide) == ["Write", "ExitPlanMode", "Bash"]
+    assert plans[0]["text"] == PLAN and plans[0]["path"].endswith(".md")
+    assert not (project / "early.txt").exists() and (project / "notes.txt").read_text() == "one\n"
+    info = core.chats.list()[0]
+    assert "permissionMode" not in info
+    assert (info["runtimeMode"], info["effectiveRuntimeMode"]) == ("auto-accept-edits", "auto-accept-edits")
+
+
+def test_a_plan_sent_back_keeps_the_chat_planning_and_the_agent_gets_the_persons_words(core, daemon, mock, stack):
+    project = stack / "project"
+    _planning_chat(core, mock, project)
+    mock.add(text_reply("I will revise the plan."))
+
+    def decide(item):
+        if item.get("plan") is not None:
+            return {"decision": "deny", "message": "Not yet: also update the README."}
+        return {"decision": "deny", "message": "Plan first."}
+    assert _turn_asking(core, "p", "plan it", decide) == ["Write", "ExitPlanMode"]
+    assert "Not yet: also update the README." in json.dumps(mock.requests[-1]["messages"][-1])
+    assert core.chats.list()[0]["permissionMode"] == "plan"
+
+
+def test_codex_offers_no_plan_mode_that_would_still_edit(core, daemon, stack):
+    core.chats.create("x", provider="codex", cwd=str(stack / "project"), runtimeMode="supervised")
+    with pytest.raises(Exception, match="has no plan mode"):
+        core.chats.configure("x", plan=True)

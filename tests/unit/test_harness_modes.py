@@ -228,3 +228,45 @@ def test_an_approved_codex_command_that_outlives_its_turn_is_a_task_stopped_thro
     again, _ = driver.stop_task_frames("call_bg", "task")
     [failed] = driver.decode({"id": again["id"], "result": {"data": [], "nextCursor": None}})[1]
     assert isinstance(failed, fx.ControlFailed) and "it had ended" in failed.message
+
+
+# ---- plan mode -----------------------------------------------------------------------------------
+
+def test_the_plan_claude_code_proposes_is_an_approval_carrying_the_plan():
+    from actors.harness.claude.projection import ClaudeProjector
+    exit_plan = can_use_tool("claude-plan", "ExitPlanMode")
+    [(op, item)] = ClaudeProjector("g").request(exit_plan)
+    assert op == "upsert" and item["kind"] == "approval" and item["toolName"] == "ExitPlanMode"
+    assert item["plan"] == {"text": exit_plan["request"]["input"]["plan"],
+                            "path": exit_plan["request"]["input"]["planFilePath"]}
+    [(_, write)] = ClaudeProjector("g").request(can_use_tool("claude-plan", "Write"))
+    assert "plan" not in write  # an edit tried while planning is a plain approval
+
+
+def test_planning_allows_nothing_and_an_approved_plan_moves_the_cli_with_its_own_set_mode():
+    driver = claude.ClaudeDriver(cwd=RECORDED_ROOT, settings=modes.claude_settings(
+        "supervised", as_root=False, sandbox_declared=False), root=RECORDED_ROOT)
+    assert driver.set_mode_frames(modes.CLAUDE_PLAN)[0]["request"] == {"subtype": "set_permission_mode",
+                                                                       "mode": "plan"}
+    early = can_use_tool("claude-plan", "Write")
+    assert driver.decode(early)[1] == [fx.RequestOpened(early["request_id"], "can_use_tool")]  # the person's
+    exit_plan = can_use_tool("claude-plan", "ExitPlanMode")
+    answer = {"behavior": "allow", "updatedInput": exit_plan["request"]["input"]}
+    edits = modes.claude_settings("auto-accept-edits", as_root=False, sandbox_declared=False)
+    [frame], owed = driver.plan_approved_frames(exit_plan["request_id"], answer, edits)
+    # The setMode update the CLI was recorded taking (claude-plan); auto-accept-edits is its default
+    # permission mode with devhostd allowing the edits.
+    assert frame["response"]["response"]["updatedPermissions"] == [
+        {"type": "setMode", "mode": "default", "destination": "session"}] and not owed
+    assert driver.effective_mode == "auto-accept-edits"
+
+
+def test_an_approved_plan_into_a_mode_only_a_launch_has_goes_on_supervised_until_the_swap():
+    driver = claude.ClaudeDriver(cwd=RECORDED_ROOT, settings=modes.claude_settings(
+        "supervised", as_root=False, sandbox_declared=False), root=RECORDED_ROOT)
+    driver.set_mode_frames(modes.CLAUDE_PLAN)
+    exit_plan = can_use_tool("claude-plan", "ExitPlanMode")
+    full = modes.claude_settings("full-access", as_root=False, sandbox_declared=False)
+    [frame], owed = driver.plan_approved_frames(exit_plan["request_id"], {"behavior": "allow"}, full)
+    assert owed and frame["response"]["response"]["updatedPermissions"][0]["mode"] == "default"
+    assert driver.effective_mode == "supervised"

@@ -7,8 +7,8 @@ from web.core.payload import chat_of, checked, get
 
 
 def approve(service, payload, client):
-    request_id, decision, message = checked(rules.approval, payload)
-    return get(chat_of(service, payload).approve(request_id, decision, message))
+    request_id, decision, message, runtime_mode = checked(rules.approval, payload)
+    return get(chat_of(service, payload).approve(request_id, decision, message, runtime_mode))
 
 
 def answer(service, payload, client):

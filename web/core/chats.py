@@ -36,8 +36,13 @@ def configure(service, payload, client):
     runtime_mode = payload.get("runtimeMode")
     if runtime_mode is not None and runtime_mode not in RUNTIME_MODES:
         raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+    plan = payload.get("plan")
+    if plan is not None and not isinstance(plan, bool):
+        raise ChatError("bad-request", "`plan` must be true (plan first, nothing changes until you approve the "
+                                       "plan) or false")
     resume_at_reset = checked(rules.resume_at_reset, payload, False)
-    return get(chat_of(service, payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload)))
+    return get(chat_of(service, payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload),
+                                                   plan))
 
 
 def attach(service, payload, client):

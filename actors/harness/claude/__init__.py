@@ -11,10 +11,12 @@ The names below are the harness's face (actors/harness/__init__.py lists the har
 """
 from actors.harness.claude.files import find_conversation_cwd
 from actors.harness.claude.projection import ClaudeProjector as Projection
-from actors.harness.claude.protocol import (DEFAULT_COMMAND, HARNESS_ID, LABEL, TESTED_VERSION, ClaudeDriver, Driver,
+from actors.harness.claude.protocol import (DEFAULT_COMMAND, HARNESS_ID, LABEL, PLAN_MODE, TESTED_VERSION, ClaudeDriver,
+                                            Driver,
                                             command_line, listing_command_line, listing_reply, listing_requests,
                                             mode_settings, models_from_initialize, session_only)
 
-__all__ = ["DEFAULT_COMMAND", "HARNESS_ID", "LABEL", "TESTED_VERSION", "ClaudeDriver", "Driver", "Projection",
+__all__ = ["DEFAULT_COMMAND", "HARNESS_ID", "LABEL", "PLAN_MODE", "TESTED_VERSION", "ClaudeDriver", "Driver",
+           "Projection",
            "command_line", "find_conversation_cwd", "listing_command_line", "listing_reply", "listing_requests",
            "mode_settings", "models_from_initialize", "session_only"]

@@ -195,10 +195,16 @@ class ClaudeProjector:
                                 "questions": questions, "answers": None, "state": "pending"})]
         rules = [s for s in request.get("permission_suggestions") or [] if isinstance(s, dict)
                  and s.get("type") == "addRules"]
-        return [("upsert", {"id": f"approval-{request_id}", "kind": "approval", "requestId": request_id,
-                            "toolUseId": request.get("tool_use_id"), "toolName": request.get("tool_name"),
-                            "input": tool_input, "description": request.get("description"),
-                            "canAllowAlways": bool(rules), "decision": "pending"})]
+        item = {"id": f"approval-{request_id}", "kind": "approval", "requestId": request_id,
+                "toolUseId": request.get("tool_use_id"), "toolName": request.get("tool_name"),
+                "input": tool_input, "description": request.get("description"),
+                "canAllowAlways": bool(rules), "decision": "pending"}
+        if request.get("tool_name") == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
+            # The plan the agent proposes: approved, the chat goes on in the mode the person picks;
+            # denied with a message, the agent plans again.
+            item["plan"] = {"text": tool_input["plan"], **({"path": tool_input["planFilePath"]}
+                                                           if isinstance(tool_input.get("planFilePath"), str) else {})}
+        return [("upsert", item)]
 
     def _withdraw(self, request_id) -> list[tuple]:
         request = self._requests.pop(request_id, None)

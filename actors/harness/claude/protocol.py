@@ -40,8 +40,13 @@ _CANCEL_QUEUED = "interrupt_cancel_queued_v1"
 _SETTLED = {"completed", "cancelled", "discarded", "refused"}
 
 
-def mode_settings(mode: str, environ=os.environ) -> modes.ClaudeSettings:
-    """The CLI's settings for a devhostd runtime mode, for a process started by this user."""
+PLAN_MODE = True  # Claude Code's own plan permission mode: a person's choice (chat.configure {plan})
+
+
+def mode_settings(mode: str, environ=os.environ, plan: bool = False) -> modes.ClaudeSettings:
+    """The CLI's settings for a devhostd runtime mode (or for planning), for a process started by this user."""
+    if plan:
+        return modes.CLAUDE_PLAN
     return modes.claude_settings(mode, as_root=os.geteuid() == 0, sandbox_declared=environ.get("IS_SANDBOX") == "1")
 
 
@@ -162,6 +167,19 @@ class ClaudeDriver:
         if settings.permission_mode == before.permission_mode:
             return []  # only what devhostd allows itself changes
         return [self._control("set_permission_mode", mode=settings.permission_mode)]
+
+    def plan_approved_frames(self, request_id, answer: dict, settings: modes.ClaudeSettings) -> tuple[list, bool]:
+        """The person approved the plan (ExitPlanMode allowed) and picked the mode to go on in:
+        the answer carries the CLI's own setMode, so the rest of the turn runs under it (measured:
+        tests/fixtures/modes/claude-plan.jsonl). A mode only a new process has: the turn goes on
+        supervised and (frames, True) says the settings swap is owed. Not a page's answer, so
+        session_only does not apply: the mode is the one the person picked through devhostd."""
+        owed = settings.needs_launch(self._launched)
+        self.settings = modes.CLAUDE_UNTIL_SWAP if owed else settings
+        answer = {**answer, "updatedPermissions": [
+            {"type": "setMode", "mode": self.settings.permission_mode, "destination": "session"}]}
+        return [{"type": "control_response",
+                 "response": {"subtype": "success", "request_id": request_id, "response": answer}}], owed
 
     def set_model_frames(self, model: str) -> list[dict]:
         # "default" returns to the CLI's configured model.

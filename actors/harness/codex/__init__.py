@@ -15,10 +15,9 @@ from actors.harness.codex.protocol import (ANSWERABLE_REQUESTS, APPROVAL_DECISIO
                                            FAILED_TURN, HARNESS_ID, LABEL, NETWORK_WAIT_KEY, NETWORK_WAIT_LIMIT,
                                            REPLY_DEADLINE, TESTED_VERSION, CodexDriver, Driver, command_line,
                                            listing_command_line, listing_reply, listing_requests, mode_settings,
-                                           models_from_list)
+                                           models_from_list, PLAN_MODE)
 
 __all__ = ["ANSWERABLE_REQUESTS", "APPROVAL_DECISIONS", "CLIENT_INFO", "DEFAULT_COMMAND", "FAILED_TURN", "HARNESS_ID",
            "LABEL", "NETWORK_WAIT_KEY", "NETWORK_WAIT_LIMIT", "REPLY_DEADLINE", "TESTED_VERSION", "CodexDriver",
            "Driver", "Projection", "command_line", "find_conversation_cwd", "listing_command_line", "listing_reply",
-           "mode_settings",
-           "listing_requests", "models_from_list"]
+           "listing_requests", "mode_settings", "models_from_list", "PLAN_MODE"]

@@ -36,7 +36,10 @@ APPROVAL_DECISIONS = ("accept", "acceptForSession", "decline", "cancel")
 REPLY_DEADLINE = 30.0  # seconds a request may go unanswered before devhost stops waiting on it
 
 
-def mode_settings(mode: str, environ=None) -> modes.CodexSettings:
+PLAN_MODE = False  # its plan collaboration mode does not stop edits (measured: codex-plan): not offered
+
+
+def mode_settings(mode: str, environ=None, plan: bool = False) -> modes.CodexSettings:
     return modes.codex_settings(mode)
 
 
