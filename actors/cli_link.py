@@ -82,8 +82,12 @@ class CliLink:
     def __init__(self, *, chat_id: str, harness, root: str, command: tuple[str, ...], model: str | None,
                  native_id: str | None, actor_ref, owner: LinkOwner, ack_timeout: float = ACK_TIMEOUT,
                  log: chatlog.ChatLog | None = None, agent_token=None, workdir: str | None = None,
-                 start_deadline: float = START_DEADLINE, runtime_mode: str = "supervised", plan: bool = False):
+                 start_deadline: float = START_DEADLINE, runtime_mode: str = "supervised", plan: bool = False,
+                 account: str | None = None, account_env=None):
         self._chat_id = chat_id
+        self.account = account  # the manifest's account the CLI runs under; None: its default config home
+        self._launched_account = account  # the one the running process was started under
+        self._account_env = account_env or (lambda name: {})  # name -> its home's variable (storage/accounts.py)
         self.runtime_mode = runtime_mode  # what the chat asked for (info.runtimeMode)
         self.plan = plan  # the person asked for a plan first (info.permissionMode "plan")
         self.restart_for_mode = False  # the running CLI cannot take the mode asked for: a new process must
@@ -136,7 +140,9 @@ class CliLink:
         resume_id = self.native_id
         # The CLI's folders are globbed and its file read on the hub's threadpool (file work
         # never holds the hub); this chat waits, the others go on.
-        if resume_id and on_threadpool(self.harness.find_conversation_cwd, resume_id, os.environ) is None:
+        # (looked for under the account's own home: another home's CLI cannot resume it)
+        files_env = {**os.environ, **self._account_env(self.account)}
+        if resume_id and on_threadpool(self.harness.find_conversation_cwd, resume_id, files_env) is None:
             # The CLI died before it saved anything: there is nothing to resume, so the message
             # starts a new conversation rather than fail on a resume the CLI would refuse.
             self._log("session.restart", native=resume_id, note="conversation was never saved; starting a new one")
@@ -150,6 +156,7 @@ class CliLink:
         self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id, settings=settings,
                                           root=self.root)
         self.restart_for_mode = False
+        self._launched_account = self.account
         self.starting = True
         self.processes.launch(argv, folder, self._agent_env())
         self._owner.link_started()
@@ -187,10 +194,16 @@ class CliLink:
         self.requests.answered(request_id, delivered=self.running)
         self.write(frames)
 
+    def set_account(self, account: str | None) -> None:
+        """Another account (its config home): a running CLI read the old one's login and
+        transcripts, so a new process is owed, as for a mode the running CLI cannot take
+        (swap_pending; actors/chat/swap.py says when it starts)."""
+        self.account = account  # swap_pending compares it with the running process's
+
     @property
     def swap_pending(self) -> bool:
         """The running CLI cannot take the chat's settings: a new process is owed (actors/chat/swap.py)."""
-        return self.restart_for_mode and self.running
+        return (self.restart_for_mode or self.account != self._launched_account) and self.running
 
     def restart_for_settings(self) -> None:
         """The settings swap: the CLI is ended and started again on its own conversation under
@@ -230,8 +243,9 @@ class CliLink:
 
     def _agent_env(self) -> dict[str, str]:
         """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd
-        visual publish`): its chat and that chat's token. Never the core's secret."""
-        env = {"DEVHOSTD_CHAT": self._chat_id}
+        visual publish`): its chat and that chat's token. Never the core's secret. And the
+        account's config home (CLAUDE_CONFIG_DIR, CODEX_HOME), which the manifest names."""
+        env = {**self._account_env(self.account), "DEVHOSTD_CHAT": self._chat_id}
         if self._agent_token is not None:
             env["DEVHOSTD_TOKEN"] = self._agent_token()
         return env

@@ -23,6 +23,7 @@ CODES = (
     "too-many-bookmarks",  # a chat keeps at most 200
     "not-found",          # the CLI has no saved conversation of that id
     "conflict",           # the conversation is open already elsewhere
+    "account-incompatible",  # the chat's conversation is kept by an account the asked one cannot read
     "forbidden",          # this caller may not make this request (an agent's token: web/auth.py)
     "storage-full",       # the disk holding devhostd's state folder is full: free space, then send again
     "storage-failed",     # the state folder could not be written for another reason (EIO, read-only)

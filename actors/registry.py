@@ -29,6 +29,8 @@ from actors.harness import HARNESSES
 from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
+from actors.provider_list import provider_list
+from storage.accounts import LastPicked, home_of, unknown_account
 from storage.chat_store import ChatStore, ChatUnreadable
 from actors.harness.saved import resume_folder, transcript_items
 
@@ -57,9 +59,11 @@ class CoreClients:
 class Registry(pykka.ThreadingActor):
     def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on=False,
                  environment: dict | None = None, chat_options: dict | None = None, limit_resume=False,
-                 visual_store=None):
+                 visual_store=None, accounts=None):
         super().__init__()
         self._store = ChatStore(data_dir)
+        self._accounts = accounts or (lambda: {})  # the manifest's accounts, as it is now (storage/accounts.py)
+        self._last_picked = LastPicked(data_dir)  # the account a new chat of each provider gets
         self._clients = clients
         self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
         self._resuming_on = resuming_on  # [core] settings: a bool, or a callable each chat asks at every use
@@ -241,14 +245,45 @@ class Registry(pykka.ThreadingActor):
         runtime_mode = payload.get("runtimeMode") or CORE_DEFAULT
         if runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+        account = self._account_for(provider, payload)
         harness = HARNESSES[PROVIDERS[provider]]
         ref = self._start(chat_id=chat_id, harness=harness, cwd=os.path.realpath(cwd), command=self._command(harness),
                          model=(payload.get("selection") or {}).get("model"), runtime_mode=runtime_mode,
+                         account=account,
                          store=self._store, clients=self._clients, registry=self.actor_ref,
                          resume=payload.get("resume"), open_session=True, start_cli=False,
                          resuming_on=self._resuming_on, **self._chat_options)
         self._register(chat_id, ref)
+        if "account" in payload:
+            self.account_picked(provider, account)
         return self._infos[chat_id]
+
+    def _account_for(self, provider: str, payload: dict) -> str | None:
+        """A new chat's account: the payload's (a manifest name, or None for the default), else
+        the one last picked for the provider while the manifest still names it."""
+        accounts = self._accounts()
+        if "account" not in payload:
+            last = self._last_picked.get(provider)
+            return last if home_of(accounts, provider, last, self._environment) else None
+        name = payload["account"]
+        if home_of(accounts, provider, name, self._environment) is None:
+            raise ChatError("bad-request", unknown_account(accounts, provider, name))
+        return name
+
+    @guarded
+    def account_picked(self, provider: str, account: str | None) -> None:
+        """A person picked an account (chat.create, chat.configure): kept on disk for the next new chat."""
+        if self._last_picked.pick(provider, account):
+            try:
+                on_threadpool(self._last_picked.save)
+            except OSError as exc:  # the pick holds until a restart; the person's chats go on
+                daemon_log(f"the last picked account could not be saved in {self._last_picked.path}: {exc}")
+
+    def providers(self) -> list[dict]:
+        """provider.list: each CLI, whether it is found, its accounts and whether each is signed in
+        (files looked at on the threadpool; no CLI is run)."""
+        return on_threadpool(provider_list, self._accounts(), {p: self._last_picked.get(p) for p in PROVIDERS},
+                             {p: self._command(HARNESSES[h]) for p, h in PROVIDERS.items()}, self._environment)
 
     def list_chats(self) -> list[dict]:
         return [self._infos[chat_id] for chat_id in self._order]
@@ -342,7 +377,7 @@ class Registry(pykka.ThreadingActor):
         if _out_of_file_descriptors():
             raise ChatError("unavailable", "devhostd has no file descriptors left: close some sessions, or raise "
                                            "its limit (ulimit -n) and restart it")
-        return Chat.start(**options)
+        return Chat.start(accounts=self._accounts, **options)
 
     def _register(self, chat_id: str, ref) -> None:
         """Indexes a just-started chat, once it answered: a chat that failed to start is

@@ -127,6 +127,7 @@ def main(argv=None) -> int:
             # [core] as the manifest says at each use (it is re-read when it changes)
             resuming_on=lambda: manifests.current().resume_interrupted_turns,
             limit_resume=lambda: manifests.current().resume_at_reset,
+            accounts=lambda: manifests.current().accounts,
             visual_store=visuals, chat_options={"agent_tokens": agent_tokens}))
         visuals.proxy().set_registry(registry).get(timeout=30)
     except (pykka.ActorDeadError, pykka.Timeout) as exc:

@@ -11,6 +11,8 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
+from storage.accounts import AccountsError, parse_accounts
+
 # The text devhost appends to each message when the manifest names no prompt.
 DEFAULT_PROMPT = """\
 You are chatting from the browser page of a service the person is developing; the running \
@@ -51,6 +53,8 @@ class Manifest:
     commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
     resume_interrupted_turns: bool = False  # [core]: resume a chat turn a stop cut off (at most once)
     resume_at_reset: bool = False  # [core]: take a turn that hit a usage limit up again when it lifts
+    # [accounts.<provider>.<name>] config_home: {provider: {name: absolute config home}} (storage/accounts.py)
+    accounts: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def service_for_host(self, hostname: str) -> Service | None:
         hostname = hostname.lower().rstrip(".")
@@ -135,8 +139,12 @@ def parse_manifest(data: dict, path: str) -> Manifest:
         if not isinstance(value, bool):
             raise ManifestError(f"{path}: [core] {key} must be true or false")
         switches[key] = value
+    try:
+        accounts = parse_accounts(data.get("accounts"), path)
+    except AccountsError as exc:
+        raise ManifestError(str(exc)) from None
     return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
-                    **switches)
+                    accounts=accounts, **switches)
 
 
 class ManifestSource:

@@ -28,6 +28,7 @@ HTTP_STATUS = {"bad-request": 400, "chat-not-found": 404, "not-found": 404, "req
                "subagent-not-found": 404, "task-not-found": 404, "item-not-found": 404,
                "bookmark-not-found": 404, "too-many-bookmarks": 409, "invalid-attachments": 400,
                "visual-invalid": 400, "visual-too-large": 413,
+               "account-incompatible": 409,
                "conflict": 409, "chat-busy": 409, "chat-unreadable": 409, "chat-unsupported": 400, "forbidden": 403,
                "unavailable": 503, "storage-full": 507, "storage-failed": 503}
 

@@ -46,7 +46,7 @@ from actors.chat.take_up import TakeUp
 from actors.chat.tasks import Tasks
 from actors.chat.turns import Turns
 from actors.cli_link import ACK_TIMEOUT, START_DEADLINE, CliLink
-from actors.durable_face import DurableFace
+from actors.durable_face import DurableFace, provider_of
 from actors.guard import guarded, spawn_logged
 from actors.harness import effects as fx
 from actors.harness.modes import stored_mode
@@ -54,6 +54,7 @@ from actors.messages import Send
 from actors.native_face import NativeFace
 from actors.status import session_status
 from actors.tell import Call, call, tell
+from storage.accounts import account_env
 
 # A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
 HEARTBEAT_SECONDS = float(os.environ.get("DEVHOSTD_HEARTBEAT_SECONDS") or 30.0)
@@ -65,7 +66,7 @@ class Chat(pykka.ThreadingActor):
                  stored=None, resuming_on=False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
                  limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None,
-                 start_deadline: float = START_DEADLINE):
+                 start_deadline: float = START_DEADLINE, account: str | None = None, accounts=None):
         super().__init__()
         self.chat_id = chat_id
         self.harness = harness
@@ -86,6 +87,11 @@ class Chat(pykka.ThreadingActor):
         info = self.durable.info
         if not self.durable.fresh:
             info["runtimeMode"] = stored_mode(info)  # a record of before modes were enforced: supervised
+        # The manifest's account the chat runs under (None: the CLI's default home); a chat on
+        # disk keeps its own. ``accounts``: the manifest's, as it is now (it is re-read).
+        info["account"] = account if self.durable.fresh else info.get("account")
+        self.accounts = accounts or (lambda: {})
+        provider = provider_of(harness)
         self.native = NativeFace(session_id or chat_id, history)
         self.link = CliLink(chat_id=chat_id, harness=harness, root=info["cwd"], workdir=info.get("workdir"),
                             command=command,
@@ -93,7 +99,9 @@ class Chat(pykka.ThreadingActor):
                             actor_ref=self.actor_ref, owner=self, ack_timeout=ack_timeout, log=self.log,
                             agent_token=(lambda: agent_tokens.token_for(chat_id)) if agent_tokens else None,
                             start_deadline=start_deadline, runtime_mode=info.get("runtimeMode", "full-access"),
-                            plan=info.get("permissionMode") == "plan")
+                            plan=info.get("permissionMode") == "plan",
+                            account=info["account"],
+                            account_env=lambda name: account_env(self.accounts(), provider, name))
         # Said with the info's next announcement (a chat's first info is its creation's).
         info["effectiveRuntimeMode"] = self.link.effective_mode
         self.take_up = TakeUp(self, takes_limits_up)
@@ -242,8 +250,9 @@ class Chat(pykka.ThreadingActor):
 
     def configure(self, model: str | None = None, runtime_mode: str | None = None,
                   resume_at_reset: bool | None = None, restart_words: dict | None = None,
-                  plan: bool | None = None) -> dict:
-        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan)
+                  plan: bool | None = None, account=...) -> dict:
+        """``account``: a manifest name, None for the default account, ``...`` to keep it."""
+        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
 
     def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None) -> dict:
         return self.turns.core_send(text, delivery, uploads)
@@ -363,6 +372,11 @@ class Chat(pykka.ThreadingActor):
 
     def link_changed(self) -> None:
         self.publish()
+
+    def account_picked(self, account: str | None) -> None:
+        """A person picked this account: the next new chat of this provider gets it (the registry keeps it)."""
+        if self._registry is not None:
+            tell(self._registry, "account_picked", provider_of(self.harness), account)
 
     # ---- events from the CLI (told by CliProcess) ----------------------------------------------
 

@@ -8,10 +8,14 @@ CLI's end leaves (a closed session's, or a failed one's).
 """
 from __future__ import annotations
 
+import os
+
 from actors.core import limits
 from actors.core.thread import now_ms
 from actors.errors import ChatError
+from actors.durable_face import provider_of
 from actors.session_rules import exit_reason
+from storage.accounts import change_refusal, home_of, unknown_account
 from storage import write_failure
 from storage.history import HistoryWriteError
 
@@ -48,7 +52,17 @@ class Session:
             return HISTORY_BROKEN
         if not self.saved_or_saving():
             return f"not sent: {self._chat.durable.record.store_error}"
-        return None
+        return self.account_gone()
+
+    def account_gone(self) -> str | None:
+        """Why nothing can be sent while the chat's account is no longer in the manifest: its CLI
+        would read another home (another login, without this conversation)."""
+        chat = self._chat
+        name, provider = chat.durable.info.get("account"), provider_of(chat.harness)
+        if name is None or home_of(chat.accounts(), provider, name, os.environ) is not None:
+            return None
+        return (f"not sent: this chat runs under the {provider} account '{name}', which the manifest no longer "
+                f"names; add [accounts.{provider}.{name}] back, or configure the chat's `account`")
 
     # ---- open and closed -----------------------------------------------------------------------
 
@@ -99,20 +113,23 @@ class Session:
             chat.link.retire("the session was closed before the CLI took the message")
             self._after_close()
 
-    def configure(self, model, runtime_mode, resume_at_reset, restart_words, plan=None) -> dict:
+    def configure(self, model, runtime_mode, resume_at_reset, restart_words, plan=None, account=...) -> dict:
         """A new model or runtime mode holds from the next turn at the latest (the mode at once
         where the running CLI can take it); the conversation goes on. ``restart_words``
-        (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it."""
+        (endedAt, unownedReason, resumeWords; None values remove) say how a restart treats it.
+        ``account`` (``...``: kept) is checked first: a refusal changes nothing."""
         chat = self._chat
         info = chat.durable.info
+        if account is not ...:
+            self._check_account(account)
+        if plan and not chat.harness.PLAN_MODE:
+            raise ChatError("bad-request", f"{chat.harness.LABEL} has no plan mode that keeps it from editing: "
+                                           "pick supervised to approve every step instead")
         changes = {key: value for key, value in (restart_words or {}).items() if value is not None}
         drop = tuple(key for key, value in (restart_words or {}).items() if value is None)
         if model is not None:
             changes["selection"] = {**info["selection"], "model": model or None}
             chat.turns.choose_model(model)
-        if plan and not chat.harness.PLAN_MODE:
-            raise ChatError("bad-request", f"{chat.harness.LABEL} has no plan mode that keeps it from editing: "
-                                           "pick supervised to approve every step instead")
         if runtime_mode is not None or plan is not None:
             chat.link.set_mode(runtime_mode, plan)
             chat.swap.asked()
@@ -124,12 +141,38 @@ class Session:
                 drop += ("permissionMode",)
         if resume_at_reset is not None:
             changes["resumeAtReset"] = resume_at_reset
+        if account is not ...:
+            changes["account"] = account
+            chat.link.set_account(account)  # a running CLI is started anew (the settings swap)
+            chat.swap.asked()
+            chat.account_picked(account)
         chat.durable.update_info(drop=drop, **changes)
         if resume_at_reset is not None and not resume_at_reset:
             chat.take_up.lapse()
         elif resume_at_reset and "resumeAt" not in info and limits.owed_when_switched_on(info.get("limit"), now_ms()):
             chat.take_up.owe()
         return info
+
+    def _check_account(self, name) -> None:
+        """Refuses an account the manifest does not name (bad-request, naming those it does), and
+        one that cannot read the conversation the chat already has (account-incompatible)."""
+        chat = self._chat
+        provider, accounts = provider_of(chat.harness), chat.accounts()
+        to_home = home_of(accounts, provider, name, os.environ)
+        if to_home is None:
+            raise ChatError("bad-request", unknown_account(accounts, provider, name))
+        before = chat.durable.info.get("account")
+        refusal = change_refusal(provider, before, home_of(accounts, provider, before, os.environ), name, to_home,
+                                 self._has_conversation())
+        if refusal:
+            raise ChatError("account-incompatible", refusal)
+
+    def _has_conversation(self) -> bool:
+        """Whether the CLI keeps a conversation of this chat in its account's home: after a turn,
+        a message, or once the CLI named its session (a resumed one, a started Codex thread)."""
+        durable = self._chat.durable
+        return bool(durable.info.get("agentSessionId")) or any(
+            item.get("kind") in ("user", "turn") for item in durable.thread.items.values())
 
     # ---- the CLI's end -------------------------------------------------------------------------
 

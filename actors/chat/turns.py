@@ -47,6 +47,9 @@ class Turns:
         durable = chat.durable
         if not chat.session.saved_or_saving():
             raise ChatError(durable.record.store_code, f"Not sent: {durable.record.store_error}")
+        gone = chat.session.account_gone()
+        if gone:
+            raise ChatError("bad-request", gone[0].upper() + gone[1:])
         chat.session.reopen_if_closed()  # a message from the core opens a closed session again
         chat.take_up.lapse()  # the person goes on: no take-up of the limited turn
         # Written before anything is queued (off the hub: up to 10 MiB).

@@ -13,3 +13,10 @@ def shut_down(registry, timeout: float = 30) -> None:
             assert chat.cli_gone().get(timeout=timeout).wait(timeout=timeout), "a CLI outlived its chat"
         except pykka.ActorDeadError:
             continue
+
+
+def stop_registry(ref, timeout: float = 30) -> None:
+    """Ends a registry that may have stopped already, the way the daemon does: its chats shut down first."""
+    if ref.is_alive():
+        shut_down(ref.proxy(), timeout)
+        ref.stop(timeout=timeout)

@@ -277,3 +277,49 @@ def test_a_message_changes_the_model_only_when_it_names_another_one():
     assert model_change("sonnet", "opus") == "sonnet"
     assert model_change("", None) is None  # the CLI's default is what runs already
     assert model_change("", "opus") == ""  # back to the CLI's default
+
+
+def _homes_written(path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_the_cli_runs_under_its_accounts_config_home_and_a_new_account_needs_a_new_process(tmp_path):
+    """The account's variable is in the CLI's environment (a shell that notes its
+    CLAUDE_CONFIG_DIR, then copies its stdin away); another account is not what a running
+    process read, so the next message goes to a new one."""
+    homes, noted = {"work": "/homes/work", "personal": "/homes/personal"}, tmp_path / "homes.txt"
+    command = ("/bin/sh", "-c", 'printf "%s\\n" "${CLAUDE_CONFIG_DIR:-none}" >> "$0"; exec cat > /dev/null',
+               str(noted))
+    link = CliLink(chat_id="link-test", harness=claude, root=str(tmp_path), command=command, model=None,
+                   native_id=None, actor_ref=Mailbox(), owner=Owner(), account="work",
+                   account_env=lambda name: {"CLAUDE_CONFIG_DIR": homes[name]} if name else {})
+    try:
+        link.start()
+        with gevent.Timeout(15, AssertionError("the CLI never started")):
+            while not _homes_written(noted):
+                gevent.sleep(0.01)
+        assert _homes_written(noted) == ["/homes/work"]
+        feed(link, [ready_frame()])
+        link.set_account("personal")
+        assert link.account == "personal" and link.restart_for_mode
+        assert link.swap_pending
+        link.restart_for_settings()  # what the chat's settings swap does once nothing runs
+        with gevent.Timeout(15, AssertionError("no new CLI started")):
+            while len(_homes_written(noted)) < 2:
+                gevent.sleep(0.01)
+        assert _homes_written(noted) == ["/homes/work", "/homes/personal"] and link.process_serial > 1
+    finally:
+        link.terminate()
+        link.shut()
+        assert link.gone.wait(timeout=15)
+
+
+def test_an_account_set_while_no_cli_runs_holds_from_the_next_start_without_a_restart(tmp_path):
+    link = CliLink(chat_id="link-test", harness=claude, root=str(tmp_path), command=("true",), model=None,
+                   native_id=None, actor_ref=Mailbox(), owner=Owner(),
+                   account_env=lambda name: {"CLAUDE_CONFIG_DIR": f"/homes/{name}"} if name else {})
+    link.set_account("work")
+    assert not link.restart_for_mode
+    assert link._agent_env()["CLAUDE_CONFIG_DIR"] == "/homes/work"
+    link.set_account(None)
+    assert "CLAUDE_CONFIG_DIR" not in link._agent_env()

@@ -1,5 +1,6 @@
 """The core's requests of a chat's life and its turns: create, list, configure, attach and
-detach, history, send, the queue, cancel, clear, compact, kill (the seed's B1-B12, B16, B21)."""
+detach, history, send, the queue, cancel, clear, compact, kill (the seed's B1-B12, B16, B21),
+and the providers and accounts a chat can be made with (B19)."""
 from __future__ import annotations
 
 import gevent
@@ -20,6 +21,8 @@ def create(service, payload, client):
     if isinstance(payload.get("selection"), dict):
         model = payload["selection"].get("model")
         clean["selection"] = {"model": model if isinstance(model, str) else None}
+    if "account" in payload:  # absent: the provider's last picked; null: the CLI's default home
+        clean["account"] = _account(payload)
     return get(service.registry.create_chat(clean))
 
 
@@ -41,8 +44,9 @@ def configure(service, payload, client):
         raise ChatError("bad-request", "`plan` must be true (plan first, nothing changes until you approve the "
                                        "plan) or false")
     resume_at_reset = checked(rules.resume_at_reset, payload, False)
+    account = _account(payload) if "account" in payload else ...
     return get(chat_of(service, payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload),
-                                                   plan))
+                                                   plan, account))
 
 
 def attach(service, payload, client):
@@ -139,6 +143,19 @@ def continue_on(service, payload, client):
     raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
 
 
+def _account(payload) -> str | None:
+    """An account's name as a request gives it: a manifest name (never a path), or null."""
+    value = payload["account"]
+    if value is not None and not (isinstance(value, str) and 1 <= len(value) <= 64):
+        raise ChatError("bad-request", "`account` is the name of one of the manifest's [accounts.<provider>.<name>], "
+                                       "or null for the CLI's default account")
+    return value
+
+
+def providers(service, payload, client):
+    return {"providers": get(service.registry.providers())}
+
+
 def _restart_words(payload) -> dict:
     """chat.configure's words for a restart: ``endedAt`` (ms: the chat was stopped on purpose
     then), ``unownedReason`` (why a turn is not resumed), ``resumeWords {prompt?, note?}``;
@@ -167,4 +184,4 @@ REQUESTS = {"chat.create": create, "chat.list": list_chats, "chat.configure": co
             "chat.detach": detach, "chat.history": history, "chat.send": send, "chat.unqueue": unqueue,
             "chat.sendNow": send_now, "chat.cancel": cancel, "chat.clear": clear, "chat.compact": compact,
             "chat.kill": kill, "chat.fork": fork, "chat.forkInfo": fork, "chat.summarize": fork,
-            "chat.continueOn": continue_on}
+            "chat.continueOn": continue_on, "provider.list": providers}

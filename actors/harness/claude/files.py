@@ -5,6 +5,7 @@ Plain file work: an actor calls the reading ones on the hub's threadpool (actors
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from glob import glob
@@ -67,3 +68,21 @@ def claude_subagent_transcript(session_id: str, agent_id: str, env: dict) -> str
 def find_conversation_cwd(session_id: str, env: dict) -> str | None:
     """The working directory a saved conversation was started in, or None when none is saved."""
     return recorded_folder(claude_transcripts(session_id, env), 200, lambda record: record.get("cwd"))
+
+
+def signed_in(home: str, env, default_account: bool) -> bool:
+    """Whether Claude Code under this config home has a login, without running it: a
+    ``.credentials.json`` holding an OAuth entry (its shape only is looked at, and nothing of it
+    kept), or, for the default account, ANTHROPIC_API_KEY / CLAUDE_CODE_OAUTH_TOKEN in devhostd's
+    environment (a named account's home is what it changes; the key would be every account's).
+    A login kept in the macOS keychain is not seen."""
+    if default_account and (env.get("ANTHROPIC_API_KEY") or env.get("CLAUDE_CODE_OAUTH_TOKEN")):
+        return True
+    try:
+        with open(os.path.join(home, ".credentials.json"), "rb") as handle:
+            if os.fstat(handle.fileno()).st_size > 1 << 20:
+                return False  # no credentials file is this large
+            oauth = json.load(handle).get("claudeAiOauth")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(oauth, dict) and isinstance(oauth.get("accessToken"), str) and bool(oauth["accessToken"])

@@ -33,3 +33,9 @@ def find_conversation_cwd(thread_id: str, env: dict) -> str | None:
 def _meta_cwd(record: dict):
     payload = record.get("payload")
     return payload.get("cwd") if record.get("type") == "session_meta" and isinstance(payload, dict) else None
+
+
+def signed_in(home: str) -> bool:
+    """Whether Codex under this home has a stored login (``auth.json``, its ``codex login``),
+    without running it or reading the file."""
+    return os.path.isfile(os.path.join(home, "auth.json"))
