@@ -3,7 +3,8 @@
 For each harness: the CLI found (path, version), how that version compares with the one the
 tests pin (a new CLI release may speak a slightly different protocol), whether it answers
 devhostd's handshake without a prompt (the same model listing the panel asks for), and whether
-it looks signed in. For the manifest: each service's folder, and its upstream reachable. For the
+it looks signed in; each account the manifest names, its config home there and signed in. For
+the manifest: each service's folder, and its upstream reachable. For the
 state folder: that it is private. Exit status 0 when chat can work with at least one CLI, 1
 when it cannot; every problem says what to do.
 """
@@ -21,8 +22,10 @@ from urllib.parse import urlsplit
 from gevent import subprocess
 
 from actors.harness import HARNESSES
+from actors.provider_list import LABELS, signed_in as account_signed_in
 from actors.harness_catalog import ModelListError, command_for, executable_for, list_models, missing_cli_message
 from storage import core_token
+from storage.accounts import HOME_VARIABLES
 from storage.manifest import ManifestError, ManifestSource
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -130,6 +133,26 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict) -> int:
     return usable
 
 
+def check_accounts(report: Report, accounts: dict, env: dict) -> None:
+    """Each account the manifest names: its config home is there and holds a login (looked at as
+    provider.list does: files only, no CLI run)."""
+    for provider, named in accounts.items():
+        if not named:
+            continue
+        variable, run = HOME_VARIABLES[provider], "claude" if provider == "claude" else "codex login"
+        report.section(f"Accounts of {LABELS[provider]}")
+        for name, home in sorted(named.items()):
+            what = f"{name} ({home})"
+            if not os.path.isdir(home):
+                report.line(FAIL, what, f"the config home does not exist: run `{variable}={home} {run}` and log in, "
+                                        f"or fix [accounts.{provider}.{name}] config_home in the manifest")
+            elif account_signed_in(provider, home, env, default_account=False):
+                report.line(OK, what, "signed in (" + (".credentials.json" if provider == "claude" else "auth.json")
+                            + " holds a login)")
+            else:
+                report.line(FAIL, what, f"not signed in: run `{variable}={home} {run}` and log in")
+
+
 def check_manifest(report: Report, manifests: ManifestSource) -> None:
     manifest = manifests.current()
     report.section(f"Manifest: {manifest.path or 'none (the current folder is the one routed page)'}")
@@ -197,15 +220,19 @@ def main(argv, default_state_dir: str) -> int:
     env = dict(os.environ)
     usable = check_harnesses(report, manifests.current().commands, os.getcwd(), env)
     harness_failures = report.failures
+    check_accounts(report, manifests.current().accounts, env)
+    account_failures = report.failures - harness_failures
     check_manifest(report, manifests)
     check_state(report, args.state_dir or default_state_dir)
     print()
     if usable == 0:
         print("Chat cannot work: no CLI is found, answering and signed in. Fix what is marked FAIL above.")
         return 1
-    if report.failures > harness_failures:
+    if report.failures > harness_failures + account_failures:
         print("Chat cannot work for every page: fix what is marked FAIL above.")
         return 1
     others = " (fix what is marked FAIL above to use the other)" if harness_failures else ""
     print(f"Chat can work with {usable} CLI{'s' if usable > 1 else ''}{others}.")
+    if account_failures:
+        print("A chat under an account marked FAIL above cannot work until it is fixed.")
     return 0

@@ -80,3 +80,25 @@ def test_an_unreachable_upstream_and_a_state_folder_others_can_read_are_named(st
     assert f"[FAIL] permissions: 0o755 lets others read conversations: chmod 700 {state}" in out
     assert f"[FAIL] chat-core secret: others may read {state / 'core-token'}: chmod 600" in out
     assert code == 1, out
+
+
+def test_every_account_of_the_manifest_is_checked_for_its_home_and_its_login(stack, daemon_env, tmp_path):
+    signed, unsigned, codex_home = tmp_path / "claude-work", tmp_path / "claude-personal", tmp_path / "codex-work"
+    for home in (signed, unsigned, codex_home):
+        home.mkdir()
+    (signed / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat01-x"}}))
+    (codex_home / "auth.json").write_text("{}")
+    missing = tmp_path / "nowhere"
+    with open(stack / "devhost.toml", "a") as manifest:
+        for provider, name, home in (("claude", "work", signed), ("claude", "personal", unsigned),
+                                     ("claude", "gone", missing), ("codex", "work", codex_home)):
+            manifest.write(f"[accounts.{provider}.{name}]\nconfig_home = {json.dumps(str(home))}\n")
+    code, out = doctor(stack, daemon_env, "--state-dir", str(stack / "state"))
+    assert f"[  ok] work ({signed}): signed in (.credentials.json holds a login)" in out
+    assert f"[FAIL] personal ({unsigned}): not signed in: run `CLAUDE_CONFIG_DIR={unsigned} claude` and log in" in out
+    assert f"[FAIL] gone ({missing}): the config home does not exist" in out
+    assert "fix [accounts.claude.gone] config_home in the manifest" in out
+    assert f"[  ok] work ({codex_home}): signed in (auth.json holds a login)" in out
+    # Both CLIs still chat under their default accounts; the person hears which accounts cannot.
+    assert code == 0, out
+    assert "A chat under an account marked FAIL above cannot work until it is fixed." in out
