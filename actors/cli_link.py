@@ -141,7 +141,7 @@ class CliLink:
         # The CLI's folders are globbed and its file read on the hub's threadpool (file work
         # never holds the hub); this chat waits, the others go on.
         # (looked for under the account's own home: another home's CLI cannot resume it)
-        files_env = {**os.environ, **self._account_env(self.account)}
+        files_env = {**os.environ, **self.home_env()}
         if resume_id and on_threadpool(self.harness.find_conversation_cwd, resume_id, files_env) is None:
             # The CLI died before it saved anything: there is nothing to resume, so the message
             # starts a new conversation rather than fail on a resume the CLI would refuse.
@@ -241,11 +241,16 @@ class CliLink:
         self.starting = False
         self._owner.link_start_failed(message)  # the chat ends the process (end_for_fault)
 
+    def home_env(self) -> dict[str, str]:
+        """The variable of the account's config home (none for the default account): where the
+        CLI keeps its login and its transcripts."""
+        return self._account_env(self.account)
+
     def _agent_env(self) -> dict[str, str]:
         """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd
         visual publish`): its chat and that chat's token. Never the core's secret. And the
         account's config home (CLAUDE_CONFIG_DIR, CODEX_HOME), which the manifest names."""
-        env = {**self._account_env(self.account), "DEVHOSTD_CHAT": self._chat_id}
+        env = {**self.home_env(), "DEVHOSTD_CHAT": self._chat_id}
         if self._agent_token is not None:
             env["DEVHOSTD_TOKEN"] = self._agent_token()
         return env

@@ -46,7 +46,8 @@ class Tasks:
         # Claude Code's agent: a transcript beside its session's, by task id; Codex's: a rollout of
         # its own, by its thread id.
         return {"harness": chat.harness.HARNESS_ID, "native": chat.link.native_id, "agent": item["taskId"],
-                "status": item.get("status"), "subagentId": item["id"], "toolUseId": item.get("toolUseId")}
+                "status": item.get("status"), "subagentId": item["id"], "toolUseId": item.get("toolUseId"),
+                "homeEnv": chat.link.home_env()}  # the transcript is under the account's home
 
     def _running(self, kind: str) -> list[dict]:
         return [item for item in self._chat.durable.thread.snapshot()["items"]

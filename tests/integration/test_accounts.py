@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from devhostd.core_client import CoreRequestError
-from tests.integration.daemon import Daemon
-from tests.mock_anthropic import message_text as anthropic_text, text_reply as anthropic_reply
+from tests.integration.chats import items
+from tests.integration.daemon import Daemon, wait_until
+from tests.mock_anthropic import message_text as anthropic_text, text_reply as anthropic_reply, tool_use_reply
 from tests.mock_openai import text_reply as openai_reply
 from tests.peers import codex_env
 
@@ -149,3 +150,20 @@ def test_provider_list_names_each_clis_accounts_and_whether_each_is_signed_in(co
         ("work", homes["codex", "work"], True)]
     assert (providers["claude"]["lastAccount"], providers["codex"]["lastAccount"]) == (None, "personal")
 
+
+
+def test_a_subagents_transcript_is_read_from_the_chats_account_home(core, daemon, mock, stack, homes):
+    prompt = "SUBAGENT-WORK: run echo sub-hello, then say SUB-DONE."
+    mock.add(tool_use_reply("Task", {"description": "a helper", "prompt": prompt, "subagent_type": "general-purpose"}),
+             anthropic_reply("It is on its way."), anthropic_reply("It reported."))
+    mock.route(prompt, anthropic_reply("SUB-DONE"))
+    core.chats.create("s", provider="claude", cwd=str(stack / "project"), account="work")
+    core.chats.send("s", "delegate something")
+    wait_until(lambda: any(a["status"] == "done" for a in items(core, "s", "subagent")), timeout=90,
+               what="the subagent done")
+    [agent] = items(core, "s", "subagent")
+    wait_until(lambda: any(i["kind"] == "user" for i in core.chats.subagent("s", agent["id"])["items"]), timeout=30,
+               what="the agent's transcript")
+    assert list(Path(homes["claude", "work"]).glob("projects/*/*/subagents/*.jsonl"))
+    whole = core.chats.subagent("s", agent["id"])
+    assert [i["text"] for i in whole["items"] if i["kind"] == "user"] == [prompt]

@@ -72,10 +72,11 @@ def _subagent_items(source: dict, known: tuple | None = None) -> tuple[list[dict
     """The agent's items, read from the CLI's file on the hub's threadpool, and the file's
     (size, mtime) they were read at; (None, known) when the file is as ``known`` (unread)."""
     def read():
+        env = {**os.environ, **source.get("homeEnv", {})}  # the chat's account's home, where its CLI writes
         if source["harness"] == "codex":
-            path, items_of = codex_transcript(source["agent"], dict(os.environ)), codex_child_items
+            path, items_of = codex_transcript(source["agent"], env), codex_child_items
         else:
-            path, items_of = claude_subagent_transcript(source["native"], source["agent"], dict(os.environ)), \
+            path, items_of = claude_subagent_transcript(source["native"], source["agent"], env), \
                 lambda found: claude_items(found, sidechain=True)
         if path is None:
             return [], None
