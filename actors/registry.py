@@ -25,7 +25,6 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import HARNESSES
-# RUNTIME_MODES: web/core's too
 from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
@@ -107,18 +106,22 @@ class Registry(pykka.ThreadingActor):
     # ---- the Chat API: sessions ----------------------------------------------------------------
 
     def create_session(self, harness_id: str, root: str, command: tuple[str, ...], model: str | None,
-                       resume_id: str | None):
+                       resume_id: str | None, runtime_mode: str = SESSION_DEFAULT):
         """A new session's record; for a resume, an AsyncResult of it. The CLI's files (a
         transcript may be 64 MiB) are read in a greenlet of their own on the hub's threadpool,
-        so neither the hub nor this registry waits for them: other pages are served meanwhile."""
+        so neither the hub nor this registry waits for them: other pages are served meanwhile.
+        ``runtime_mode``: what a conversation new to devhostd starts in (the mode last picked for
+        the folder); a closed one resumed keeps its own."""
         harness = HARNESSES.get(harness_id)
         if harness is None:
             raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
+        if runtime_mode not in RUNTIME_MODES:
+            raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         if not resume_id:
-            return self._new_session(harness, root, command, model, None, None)
+            return self._new_session(harness, root, command, model, None, None, runtime_mode=runtime_mode)
         here = self._holders(harness, root, resume_id)  # what needs no file is refused now
         answer = gevent.event.AsyncResult()
-        spawn_logged(_read_saved, self.actor_ref, harness, (root, command, model, resume_id), not here,
+        spawn_logged(_read_saved, self.actor_ref, harness, (root, command, model, resume_id, runtime_mode), not here,
                      self._environment, answer)
         return answer
 
@@ -135,7 +138,7 @@ class Registry(pykka.ThreadingActor):
             raise
 
     def _resume(self, harness, request: tuple, cwd: str | None, workdir: str | None, imported: list | None) -> dict:
-        root, command, model, resume_id = request
+        root, command, model, resume_id, runtime_mode = request
         here = self._holders(harness, root, resume_id)  # again: a chat may hold it since
         if cwd is None:
             raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
@@ -148,14 +151,14 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("conflict",
                             "the session that held that conversation was removed meanwhile; resume it again")
         # A conversation devhostd never held: its transcript becomes the chat's first items.
-        return self._new_session(harness, root, command, model, resume_id, imported, workdir)
+        return self._new_session(harness, root, command, model, resume_id, imported, workdir, runtime_mode)
 
     def _new_session(self, harness, root: str, command: tuple[str, ...], model: str | None, resume_id: str | None,
-                     imported: list | None, workdir: str | None = None) -> dict:
+                     imported: list | None, workdir: str | None = None, runtime_mode: str = SESSION_DEFAULT) -> dict:
         chat_id = self._new_id()
         # A panel conversation asks before edits and commands until the person picks a mode.
         ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model,
-                         runtime_mode=SESSION_DEFAULT, store=self._store,
+                         runtime_mode=runtime_mode, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
                          start_cli=True, resuming_on=self._resuming_on, imported=imported, workdir=workdir,
                          **self._chat_options)
@@ -218,7 +221,8 @@ class Registry(pykka.ThreadingActor):
                   "harness": PROVIDERS.get(info.get("provider"), info.get("provider")),
                   "projectRootPath": info.get("cwd"), "status": "closed",
                   "model": (info.get("selection") or {}).get("model"), "title": info.get("suggestedTitle"),
-                  "createdAt": info.get("createdAt")}
+                  "createdAt": info.get("createdAt"), "runtimeMode": info.get("runtimeMode", SESSION_DEFAULT),
+                  "effectiveRuntimeMode": info.get("effectiveRuntimeMode", SESSION_DEFAULT)}
         if info.get("agentSessionId"):
             record["nativeSessionId"] = info["agentSessionId"]
         return record

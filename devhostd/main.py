@@ -27,6 +27,7 @@ if refusal():  # before web, actors and storage are imported: they may be anothe
 from actors import proctree
 from actors.agent_tokens import AgentTokens
 from actors.chatlog import daemon_log
+from actors.harness.modes import RUNTIME_MODES
 from actors.harness_catalog import HarnessCatalog
 from actors.registry import CoreClients, Registry
 from actors.visual_store import VisualStore
@@ -35,6 +36,7 @@ from storage.chat_store import FolderInUse, lock_folder
 from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
+from storage.panel_modes import PanelModes
 from devhostd import doctor
 from web import hub_monitor, security, server as web_server
 from web.app import Context
@@ -137,7 +139,8 @@ def main(argv=None) -> int:
         return 1
 
     context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
-                      panels=PanelPositions(state_dir), address=args.host, port=port,
+                      panels=PanelPositions(state_dir), panel_modes=PanelModes(state_dir, RUNTIME_MODES),
+                      address=args.host, port=port,
                       source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
     web_server.serve(server, context, started)
 

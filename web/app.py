@@ -44,6 +44,7 @@ class Context:
     actors: dict = field(default_factory=dict)  # proxies of actors that extensions start, by name
     visuals: pykka.ActorProxy | None = None  # every chat's visuals (actors/visual_store.py)
     core_auth: object = None  # who may ask the chat core (web/auth.CoreAuth)
+    panel_modes: object = None  # the mode last picked per checkout (storage/panel_modes.PanelModes)
 
     @property
     def visuals_host(self) -> str:

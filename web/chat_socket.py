@@ -12,10 +12,12 @@ import gevent
 
 from actors.chatlog import daemon_log
 from actors.core.visuals import with_visuals
+from actors.errors import ChatError
 from actors.messages import CommandResult, NativeEvents, Notice, SessionState
 from actors.tell import tell
 from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, prompt_for
-from web.commands import CommandError, Interrupt, Send, parse_command
+from web.commands import CommandError, Configure, Interrupt, Send, parse_command
+from web.mode_switch import switch
 from web.routing import RouteError, resolve_directory
 from web.sinks import abort, encoded_once, write_live
 from web.sockets import NotAttached, SocketRoute, frame
@@ -33,7 +35,10 @@ def serve_chat_socket(ws, context, chat, record, query: dict, request_hostname) 
             raise NotAttached(f"could not attach to the session: {exc}") from None
 
     def respond(command, sink, attached):
-        tell(chat, "respond", attached[0], command.request_id, command.result)
+        if isinstance(command, Configure):
+            configure(context, chat, root, command, sink)
+        else:
+            tell(chat, "respond", attached[0], command.request_id, command.result)
 
     receive = page_commands(context, chat, lambda attached: attached[0], root, query, request_hostname, parse_command,
                             lambda exc: refusal(exc.command_id, str(exc), session_id),
@@ -64,6 +69,18 @@ def page_commands(context, chat, subscriber_of, root, query, request_hostname, p
         else:
             other(command, sink, attached)
     return receive
+
+
+def configure(context, chat, root: str, command: Configure, sink) -> None:
+    """The session's runtime mode (web/mode_switch.py): asked, so a refusal comes back to this page."""
+    try:
+        warning = switch(context, chat, root, command.runtime_mode, command.plan)
+    except ChatError as exc:
+        warning = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may ask again
+        warning = f"the mode was not changed ({type(exc).__name__}); try again"
+    if warning:
+        sink.push(frame({"type": "error", "message": warning}))
 
 
 MOVED = ("this page's checkout changed since the session started; the session keeps working in its "

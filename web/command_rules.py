@@ -90,6 +90,23 @@ def answers(payload: dict) -> tuple:
     return request, given
 
 
+def runtime_mode(payload: dict, request=None) -> str | None:
+    """A runtime mode a request names (``runtimeMode``), or None when it names none; ``request``:
+    the approval it answers, if any (that one is open again when the mode cannot be read)."""
+    value = payload.get("runtimeMode")
+    if value is not None and value not in RUNTIME_MODES:
+        raise Invalid(f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}", request)
+    return value
+
+
+def plan(payload: dict) -> bool | None:
+    """Whether the chat plans before it acts (``plan``), or None when the request does not say."""
+    value = payload.get("plan")
+    if value is not None and not isinstance(value, bool):
+        raise Invalid("plan must be true (plan first, then ask to go on) or false")
+    return value
+
+
 def resume_at_reset(payload: dict, required: bool) -> bool | None:
     value = payload.get("resumeAtReset")
     if (value is not None or required) and not isinstance(value, bool):

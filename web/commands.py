@@ -9,15 +9,25 @@ import base64
 import binascii
 import json
 import re
+from dataclasses import dataclass
 
 from actors.core.attachments import image_type
+from actors.harness.modes import RUNTIME_MODES
 from actors.messages import Interrupt, Respond, Send, is_lowercase_uuid  # noqa: F401 - parsed into
+from web import command_rules as rules
 
 MAX_SEND_FRAME_BYTES = 8 * 1024 * 1024  # a whole send frame, as UTF-8 JSON
 MAX_COMMAND_ID = 200
 MAX_MODEL_ID = 128
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]*$")
 _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg));base64,(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Configure:
+    """The session's runtime mode (one of RUNTIME_MODES), and whether it plans first; None: unchanged."""
+    runtime_mode: str | None
+    plan: bool | None
 
 
 class CommandError(ValueError):
@@ -56,7 +66,20 @@ def parse_command(text: str | bytes):
         if not isinstance(result, dict):
             raise CommandError("respond needs `result`: the CLI's own answer object, e.g. {\"behavior\": \"allow\"}")
         return Respond(request_id, result)
-    raise CommandError(f"unknown command type {kind!r}; use send, interrupt or respond")
+    if kind == "configure":
+        return _parse_configure(frame)
+    raise CommandError(f"unknown command type {kind!r}; use send, interrupt, respond or configure")
+
+
+def _parse_configure(frame: dict) -> Configure:
+    try:
+        command = Configure(rules.runtime_mode(frame), rules.plan(frame))
+    except rules.Invalid as exc:
+        raise CommandError(str(exc)) from None
+    if command.runtime_mode is None and command.plan is None:
+        raise CommandError(f"configure takes runtimeMode (one of: {', '.join(RUNTIME_MODES)}) "
+                           "or plan (true or false)")
+    return command
 
 
 def _parse_send(frame: dict, raw_size: int) -> Send:

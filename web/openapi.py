@@ -36,6 +36,8 @@ SESSION_BODY = _body({
     "model": {"type": "string"}, "resumeId": {"type": "string"}}, ["harness", "pageURL", "target"])
 POSITION_BODY = _body({"position": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
     "left": {"type": "number"}, "top": {"type": "number"}}, "required": ["left", "top"]}]}}, ["position"])
+MODE_BODY = _body({"runtimeMode": {"type": "string", "enum": ["supervised", "auto-accept-edits", "auto",
+                                                               "full-access"]}}, ["runtimeMode"])
 CORE_BODY = _body({"id": {"type": "string"}, "type": {"type": "string"}, "payload": {"type": "object"}}, ["id", "type"])
 
 
@@ -63,6 +65,12 @@ def document() -> dict:
             "get": {"summary": "the panel's saved position", "responses": _answers("200", "404")},
             "put": {"summary": "saves the panel's position", "requestBody": POSITION_BODY,
                     "responses": _answers("200", "400", "403", "404", "413")}},
+        "/__devhost__/chat/mode": {
+            "get": {"summary": "the runtime mode a new conversation of the directory starts in",
+                    "parameters": PAGE_QUERY, "responses": _answers("200", "400", "403", "404")},
+            "put": {"summary": "picks the runtime mode new conversations of the directory start in",
+                    "parameters": PAGE_QUERY, "requestBody": MODE_BODY,
+                    "responses": _answers("200", "400", "403", "404", "413", "503")}},
         "/__devhost__/reloads": {
             "get": {"summary": "whether the page's hot reloads are held", "responses": _answers("200", "404")},
             "put": {"summary": "holds or releases the page's hot reloads",

@@ -19,7 +19,10 @@ Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approv
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
 in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
 {taskId}`` and ``stopSubagent {subagentId}`` for background work; ``configure
-{resumeAtReset}`` for the take-up of a turn that stopped on a usage limit; ``bookmark {itemId,
+{resumeAtReset?, runtimeMode?, plan?}`` for the take-up of a turn that stopped on a usage limit
+and the session's runtime mode (web/mode_switch.py: also remembered for the checkout's next
+conversation), and whether it plans first; an ``approve`` of a plan may name the
+``runtimeMode`` to go on in; ``bookmark {itemId,
 name?}`` and ``unbookmark {itemId}``, whose list comes back as ``{type: "bookmarks", bookmarks}``
 (also after the snapshot).
 """
@@ -29,12 +32,14 @@ import json
 
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
+from actors.harness.modes import RUNTIME_MODES
 from actors.messages import ChatBookmarks, ChatEvent, ChatVisuals, CommandResult, Notice, SessionState
 from actors.tell import tell
 from web import command_rules as rules
 from web.chat_socket import MOVED, TOO_BIG, page_commands, refusal
 from web.chat_socket import encode as chat_encode
 from web.commands import CommandError, Interrupt, Send, parse_command
+from web.mode_switch import switch
 from web.sinks import abort, encoded_once, write_live
 from web.sockets import NotAttached, SocketRoute, frame
 
@@ -53,7 +58,7 @@ def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname
     receive = page_commands(context, chat, lambda attached: attached["subscriber"], root, query, request_hostname,
                             _parse, lambda exc: _unreadable(exc, session_id),
                             lambda command: _answer_refused(command, MOVED, session_id),
-                            lambda command, sink, attached: _settle(chat, command, sink))
+                            lambda command, sink, attached: _settle(context, chat, root, command, sink))
 
     def write(ws, sink, attached):
         _write(ws, sink, _first_frames(attached, f"http://{context.visuals_host}"), attached["session"]["id"])
@@ -103,7 +108,7 @@ def _answer_refused(command, text: str, session_id) -> bytes:
     return refusal(getattr(command, "command_id", None), text, chat_id=session_id)
 
 
-def _settle(chat, command: dict, sink) -> None:
+def _settle(context, chat, root: str, command: dict, sink) -> None:
     """An approval or a question answered in the core's words: asked, so a refusal (answered
     already, withdrawn) goes back to this page naming the request."""
     named = {"requestId": command["requestId"]} if "requestId" in command else {}
@@ -116,7 +121,10 @@ def _settle(chat, command: dict, sink) -> None:
         elif command["type"] == "stopTask":
             chat.stop_task(command["taskId"]).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "configure":
-            chat.configure(resume_at_reset=command["resumeAtReset"]).get(timeout=ASK_TIMEOUT)
+            warning = switch(context, chat, root, command["runtimeMode"], command["plan"],
+                             resume_at_reset=command["resumeAtReset"])
+            if warning:
+                sink.push(frame({"type": "error", "message": warning}))
         elif command["type"] == "bookmark":
             chat.add_bookmark(command["itemId"], command.get("name")).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "unbookmark":
@@ -151,7 +159,7 @@ def _parse(message):
             item = rules.item_id(value)
             return {"type": kind, "itemId": item, "name": rules.bookmark_name(value) if kind == "bookmark" else None}
         if kind == "configure":
-            return {"type": kind, "resumeAtReset": rules.resume_at_reset(value, required=True)}
+            return _configure(value)
         if kind == "approve":
             request_id, decision, said, mode = rules.approval(value)
             return {"type": kind, "requestId": request_id, "decision": decision, "message": said, "runtimeMode": mode}
@@ -161,6 +169,15 @@ def _parse(message):
         if exc.request_id is not None:
             raise AnswerRefused(exc.request_id, str(exc)) from None
         raise CommandError(str(exc)) from None
+
+
+def _configure(value: dict) -> dict:
+    command = {"type": "configure", "resumeAtReset": rules.resume_at_reset(value, required=False),
+               "runtimeMode": rules.runtime_mode(value), "plan": rules.plan(value)}
+    if all(command[key] is None for key in ("resumeAtReset", "runtimeMode", "plan")):
+        raise rules.Invalid("configure takes resumeAtReset (true or false), runtimeMode (one of: "
+                            f"{', '.join(RUNTIME_MODES)}) or plan (true or false)")
+    return command
 
 
 class AnswerRefused(CommandError):

@@ -151,7 +151,11 @@ class Chat(pykka.ThreadingActor):
         info = self.durable.info
         record = {"id": self.native.session_id, "chatId": self.chat_id, "harness": self.harness.HARNESS_ID,
                   "projectRootPath": self.link.root, "status": self._status(), "model": self.link.model,
-                  "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt")}
+                  "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt"),
+                  # asked, and what the CLI runs under (narrower where it has no setting as wide)
+                  "runtimeMode": self.link.runtime_mode, "effectiveRuntimeMode": self.link.effective_mode}
+        if info.get("permissionMode"):
+            record["permissionMode"] = info["permissionMode"]  # "plan" while the agent plans
         if self.link.native_id:
             record["nativeSessionId"] = self.link.native_id
         if info.get("background"):
@@ -331,6 +335,7 @@ class Chat(pykka.ThreadingActor):
         """info.effectiveRuntimeMode: the mode the CLI runs under now, beside the one asked for."""
         if not self.durable.record.frozen and self.durable.info.get("effectiveRuntimeMode") != self.link.effective_mode:
             self.durable.update_info(effectiveRuntimeMode=self.link.effective_mode)
+            self.publish()  # the session's record says it too
 
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
         self.mode_now()  # a mode that waited for the next turn goes with this message

@@ -139,6 +139,7 @@ class Session:
                 changes["permissionMode"] = "plan"  # the seed's field: the CLI plans, nothing changes
             elif plan is False:
                 drop += ("permissionMode",)
+            chat.publish()  # the session's record carries both modes
         if resume_at_reset is not None:
             changes["resumeAtReset"] = resume_at_reset
         if account is not ...:

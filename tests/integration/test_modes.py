@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from tests.integration.daemon import Daemon
 from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.mock_openai import add_file_patch, patch_reply, shell_reply, text_reply as codex_text
 
@@ -260,3 +261,62 @@ def test_codex_offers_no_plan_mode_that_would_still_edit(core, daemon, stack):
     core.chats.create("x", provider="codex", cwd=str(stack / "project"), runtimeMode="supervised")
     with pytest.raises(Exception, match="has no plan mode"):
         core.chats.configure("x", plan=True)
+
+
+# ---- the panel's mode switch: a page socket's configure, the mode remembered per checkout ------
+
+def test_a_page_socket_switches_its_sessions_mode_through_the_chats_configure(daemon, mock):
+    record = daemon.create_session()
+    assert (record["runtimeMode"], record["effectiveRuntimeMode"]) == ("supervised", "supervised")
+    thread = daemon.connect_thread(record["id"])
+    assert thread.snapshot["info"]["runtimeMode"] == "supervised"
+    thread.send({"type": "configure", "runtimeMode": "auto", "plan": False})
+    # Claude Code's own auto mode refuses every step here: the CLI runs as auto-accept-edits.
+    state = thread.wait_for(lambda f: f["type"] == "state" and f["session"]["runtimeMode"] == "auto",
+                            what="the session's record in the new mode")["session"]
+    assert state["effectiveRuntimeMode"] == "auto-accept-edits"
+    info = thread.wait_for(lambda f: f["type"] == "event" and f["event"]["type"] == "info"
+                           and f["event"]["info"]["runtimeMode"] == "auto", what="the info")["event"]["info"]
+    assert info["effectiveRuntimeMode"] == "auto-accept-edits"
+    thread.send({"type": "configure", "runtimeMode": "everything"})
+    refused = thread.wait_for(lambda f: f["type"] == "error", what="the refusal")
+    assert "runtimeMode must be one of: supervised, auto-accept-edits, auto, full-access" in refused["message"]
+    # The Chat API's own socket takes the same command, by the same path.
+    native = daemon.connect(record["id"])
+    native.send({"type": "configure", "runtimeMode": "full-access"})
+    state = native.wait_for(lambda f: f["type"] == "state" and f["session"]["runtimeMode"] == "full-access",
+                            what="the record in full-access")["session"]
+    # Only a new process of Claude Code has full access: it holds from the next message on.
+    assert state["effectiveRuntimeMode"] == "auto-accept-edits"
+    native.send({"type": "configure", "runtimeMode": "Full access"})
+    assert "runtimeMode must be one of" in native.wait_for(lambda f: f["type"] == "error")["message"]
+    thread.close()
+    native.close()
+
+
+def test_a_new_conversation_starts_in_the_mode_last_picked_for_its_checkout_even_after_a_restart(
+        daemon, mock, stack, daemon_env):
+    status, answer = daemon.request("GET", f"/__devhost__/chat/mode?{daemon.query()}", origin=None)
+    assert status == 200 and answer == {"runtimeMode": "supervised"}  # nothing picked yet
+    first = daemon.create_session()
+    thread = daemon.connect_thread(first["id"])
+    thread.send({"type": "configure", "runtimeMode": "auto-accept-edits", "plan": False})
+    thread.wait_for(lambda f: f["type"] == "state" and f["session"]["runtimeMode"] == "auto-accept-edits")
+    thread.close()
+    assert daemon.create_session()["runtimeMode"] == "auto-accept-edits"
+    assert daemon.create_session(hostname="other.localhost")["runtimeMode"] == "supervised"  # its own checkout
+    # Picked before any conversation is open (the panel's switch with no session).
+    status, answer = daemon.request("PUT", f"/__devhost__/chat/mode?{daemon.query('other.localhost')}",
+                                    {"runtimeMode": "full-access"}, host=daemon.host("other.localhost"))
+    assert status == 200 and answer == {"runtimeMode": "full-access"}
+    for bad in ({"runtimeMode": "plan"}, {"runtimeMode": "auto", "plan": True}, {}):
+        status, answer = daemon.request("PUT", f"/__devhost__/chat/mode?{daemon.query()}", bad)
+        assert status == 400 and "auto-accept-edits" in answer["error"], bad
+
+    assert daemon.stop() == 0
+    again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        assert again.create_session()["runtimeMode"] == "auto-accept-edits"
+        assert again.create_session(hostname="other.localhost")["runtimeMode"] == "full-access"
+    finally:
+        assert again.stop() == 0

@@ -5,8 +5,8 @@ import struct
 
 import pytest
 
-from web.commands import (MAX_COMMAND_ID, MAX_MODEL_ID, MAX_SEND_FRAME_BYTES, CommandError, Interrupt, Respond,
-                          Send, check_image, check_model, is_lowercase_uuid, parse_command)
+from web.commands import (MAX_COMMAND_ID, MAX_MODEL_ID, MAX_SEND_FRAME_BYTES, CommandError, Configure, Interrupt,
+                          Respond, Send, check_image, check_model, is_lowercase_uuid, parse_command)
 
 # Real file heads: a 1x1 PNG's signature and IHDR chunk; a JFIF JPEG's SOI and APP0 marker.
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", 1, 1, 8, 6, 0, 0, 0)
@@ -230,7 +230,35 @@ def test_a_frame_must_be_an_object(text):
 
 @pytest.mark.parametrize("kind", [None, "Send", "set_model", "close"])
 def test_an_unknown_command_type_is_refused_with_the_ones_that_exist(kind):
-    assert "use send, interrupt or respond" in str(refusal(json.dumps({"type": kind})))
+    assert "use send, interrupt, respond or configure" in str(refusal(json.dumps({"type": kind})))
+
+
+# ---- the session's runtime mode --------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["supervised", "auto-accept-edits", "auto", "full-access"])
+def test_configure_sets_one_of_the_runtime_modes(mode):
+    assert parse_command(json.dumps({"type": "configure", "runtimeMode": mode, "plan": False})) == \
+        Configure(mode, False)
+
+
+def test_configure_may_ask_for_a_plan_alone():
+    assert parse_command(json.dumps({"type": "configure", "plan": True})) == Configure(None, True)
+
+
+@pytest.mark.parametrize("mode", ["Full access", "yolo", "bypassPermissions", "", 3, True, ["auto"]])
+def test_a_mode_that_is_not_one_of_them_is_refused_naming_them(mode):
+    assert "runtimeMode must be one of: supervised, auto-accept-edits, auto, full-access" in \
+        str(refusal(json.dumps({"type": "configure", "runtimeMode": mode})))
+
+
+@pytest.mark.parametrize("plan", ["yes", 1, {}])
+def test_plan_is_true_or_false(plan):
+    assert "plan must be true" in str(refusal(json.dumps({"type": "configure", "plan": plan})))
+
+
+def test_a_configure_that_changes_nothing_says_what_it_takes():
+    words = str(refusal(json.dumps({"type": "configure"})))
+    assert "configure takes runtimeMode (one of: supervised, auto-accept-edits, auto, full-access) or plan" in words
 
 
 # ---- command ids that become native message ids ----------------------------------------------

@@ -15,7 +15,8 @@ def parse(value):
 def test_stops_configure_and_bookmarks_are_read_as_the_cores_requests():
     assert parse({"type": "stopTask", "taskId": "t1"}) == {"type": "stopTask", "taskId": "t1"}
     assert parse({"type": "stopSubagent", "subagentId": "g:sub-1"}) == {"type": "stopSubagent", "subagentId": "g:sub-1"}
-    assert parse({"type": "configure", "resumeAtReset": False}) == {"type": "configure", "resumeAtReset": False}
+    assert parse({"type": "configure", "resumeAtReset": False}) == \
+        {"type": "configure", "resumeAtReset": False, "runtimeMode": None, "plan": None}
     assert parse({"type": "bookmark", "itemId": "user-1", "name": "the ask"}) == \
         {"type": "bookmark", "itemId": "user-1", "name": "the ask"}
     assert parse({"type": "unbookmark", "itemId": "user-1", "name": "ignored"}) == \
@@ -25,6 +26,11 @@ def test_stops_configure_and_bookmarks_are_read_as_the_cores_requests():
 @pytest.mark.parametrize("frame, words", [
     ({"type": "stopTask"}, "stopTask needs the taskId"),
     ({"type": "configure", "resumeAtReset": "yes"}, "configure takes resumeAtReset: true or false"),
+    ({"type": "configure", "runtimeMode": "Accept edits"},
+     "runtimeMode must be one of: supervised, auto-accept-edits, auto, full-access"),
+    ({"type": "configure", "plan": "on"}, "plan must be true"),
+    ({"type": "configure"}, "configure takes resumeAtReset (true or false), runtimeMode (one of: supervised, "
+                            "auto-accept-edits, auto, full-access) or plan"),
     ({"type": "bookmark"}, "bookmark needs the itemId"),
     ({"type": "bookmark", "itemId": "x" * 301}, "bookmark needs the itemId"),
     ({"type": "bookmark", "itemId": "user-1", "name": 5}, "a bookmark's name must be text"),
@@ -34,6 +40,23 @@ def test_a_command_that_cannot_be_read_is_refused_saying_what_to_send(frame, wor
     with pytest.raises(CommandError) as refused:
         parse(frame)
     assert words in str(refused.value)
+
+
+def test_configure_sets_the_sessions_mode_or_asks_for_a_plan():
+    assert parse({"type": "configure", "runtimeMode": "full-access", "plan": False}) == \
+        {"type": "configure", "resumeAtReset": None, "runtimeMode": "full-access", "plan": False}
+    assert parse({"type": "configure", "plan": True}) == \
+        {"type": "configure", "resumeAtReset": None, "runtimeMode": None, "plan": True}
+
+
+def test_a_plans_approval_may_name_the_mode_to_go_on_in():
+    assert parse({"type": "approve", "requestId": "r1", "decision": "allow", "runtimeMode": "auto-accept-edits"}) == \
+        {"type": "approve", "requestId": "r1", "decision": "allow", "message": None, "runtimeMode": "auto-accept-edits"}
+    denied = parse({"type": "approve", "requestId": "r1", "decision": "deny", "message": "smaller steps"})
+    assert denied["runtimeMode"] is None
+    with pytest.raises(AnswerRefused, match="runtimeMode must be one of") as refused:
+        parse({"type": "approve", "requestId": "r2", "decision": "allow", "runtimeMode": "plan"})
+    assert refused.value.request_id == "r2"  # open again: the page can answer it once more
 
 
 def test_an_unreadable_answer_names_its_request_so_the_page_can_reopen_it():

@@ -7,7 +7,6 @@ import gevent
 
 from actors.core import attachments as attachment_rules
 from actors.errors import ChatError
-from actors.registry import RUNTIME_MODES
 from web import command_rules as rules
 from web.core.later import Later
 from web.core.payload import chat_id, chat_of, checked, get, text
@@ -36,13 +35,8 @@ def configure(service, payload, client):
         model = payload["selection"]["model"] or ""
         if not isinstance(model, str):
             raise ChatError("bad-request", "`selection.model` must be a model id")
-    runtime_mode = payload.get("runtimeMode")
-    if runtime_mode is not None and runtime_mode not in RUNTIME_MODES:
-        raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
-    plan = payload.get("plan")
-    if plan is not None and not isinstance(plan, bool):
-        raise ChatError("bad-request", "`plan` must be true (plan first, nothing changes until you approve the "
-                                       "plan) or false")
+    runtime_mode = checked(rules.runtime_mode, payload)
+    plan = checked(rules.plan, payload)
     resume_at_reset = checked(rules.resume_at_reset, payload, False)
     account = _account(payload) if "account" in payload else ...
     return get(chat_of(service, payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload),

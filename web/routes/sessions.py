@@ -8,6 +8,7 @@ import bottle
 import gevent
 import gevent.event
 
+from actors.harness.modes import SESSION_DEFAULT
 from actors.harness_catalog import command_for, unavailable
 from storage.manifest import HARNESS_IDS
 from actors.harness.saved import saved_conversations
@@ -17,6 +18,13 @@ from web.edge import Refusal, json_answer, json_body, refusals_as_json
 
 RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
 _UUID_CHARS = set("0123456789abcdefABCDEF-")
+
+
+def remembered_mode(context, directory: str) -> str:
+    """The mode a new conversation of ``directory`` starts in: the one last picked for it in the
+    panel (storage/panel_modes.py), else supervised."""
+    picked = context.panel_modes.load(directory) if context.panel_modes is not None else None
+    return picked or SESSION_DEFAULT
 
 
 def install(app, context) -> None:
@@ -49,7 +57,8 @@ def install(app, context) -> None:
         if missing:
             raise Refusal(400, f"harness {harness} is not available: {missing}")
         record = edge.ask(context.registry.create_session(harness, directory, command, model,
-                                                          resume_id.lower() if resume_id else None))
+                                                          resume_id.lower() if resume_id else None,
+                                                          remembered_mode(context, directory)))
         if isinstance(record, gevent.event.AsyncResult):  # a resume: the CLI's files are read meanwhile
             record = edge.waited(record, RESUME_TIMEOUT,
                                  busy="the daemon is still reading that conversation; try again in a moment")
