@@ -53,6 +53,9 @@ export const api = {
     harness, target, pageURL: pageURL(), ...(model ? { model } : {}), ...(resumeId ? { resumeId } : {}),
   }),
   closeSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/close?${query(target)}`),
+  /** The mode a new conversation of this checkout starts in (the one last picked for it). */
+  mode: (target) => call("GET", `/__devhost__/chat/mode?${query(target)}`).then((v) => v.runtimeMode),
+  saveMode: (target, runtimeMode) => call("PUT", `/__devhost__/chat/mode?${query(target)}`, { runtimeMode }),
   /** Whether this page's hot reloads are held: {held, updates, bytes, ended}. */
   reloads: () => call("GET", "/__devhost__/reloads"),
   holdReloads: (held) => call("PUT", "/__devhost__/reloads", { held }),

@@ -15,6 +15,12 @@ const HARNESS_WORDS = {
 
 const TOOL_NAMES = { shell: "Shell", apply_patch: "Edit files" }; // Codex's, in a person's words
 
+/** The plan an approval asks to go on with ({text, path?}: markdown), or null. */
+function planOf(item) {
+  const plan = item.plan ?? item.request?.plan;
+  return plan && typeof plan.text === "string" ? { text: plan.text, path: typeof plan.path === "string" ? plan.path : "" } : null;
+}
+
 export class Transcript {
   constructor(harness = "claude-code") {
     this.harness = harness;
@@ -205,7 +211,8 @@ export class Transcript {
       if (item.parentToolUseId && this.agents.has(item.parentToolUseId)) return;
       if (item.kind === "tool" && this.agents.has(item.toolUseId)) return;
       if (item.kind === "tool" && item.toolUseId) toolUses.add(item.toolUseId);
-      if (item.kind === "approval" && toolUses.has(item.toolUseId)) return; // shown in its tool call
+      // shown in its tool call; a plan to approve is a card of its own
+      if (item.kind === "approval" && !planOf(item) && toolUses.has(item.toolUseId)) return;
       entries.push([position, id, { id }]);
     });
     // A turn that was interrupted says so after its last item.
@@ -321,7 +328,8 @@ export class Transcript {
   }
 
   _toolView(item) {
-    const approval = item.toolUseId ? this.items.get(this.approvals.get(item.toolUseId)) : null;
+    let approval = item.toolUseId ? this.items.get(this.approvals.get(item.toolUseId)) : null;
+    if (approval && planOf(approval)) approval = null; // the plan's card asks, after the call
     const input = Array.isArray(item.changes) ? { ...(item.input || {}), changes: item.changes } : item.input;
     return { key: item.id, kind: "tool", name: TOOL_NAMES[item.name] || item.name || "tool", toolName: item.name,
              input, output: item.output ?? null, state: item.state || "running", exitCode: item.exitCode,
@@ -336,7 +344,7 @@ export class Transcript {
              toolName: item.toolName, title: TOOL_NAMES[item.toolName] || item.toolName || "A tool",
              detail: item.description || "", input: item.input, canAllowAlways: Boolean(item.canAllowAlways),
              open: decision === "pending", answer: words[decision] || null,
-             settled: decision === "cancelled" ? "No longer waiting for an answer." : "" };
+             settled: decision === "cancelled" ? "No longer waiting for an answer." : "", plan: planOf(item) };
   }
 
   _questionView(item) {

@@ -8,6 +8,7 @@ import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
+import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
 import { Transcript } from "./transcript.js";
@@ -36,6 +37,10 @@ export class Panel {
     this.transcript = new Transcript();
     this.firstSnapshot = true;
     this.renderQueued = false;
+    this.pickedMode = SESSION_DEFAULT; // what a new conversation of this checkout starts in
+    this.pendingPlan = false; // Plan picked with no conversation open: asked for as the next one starts
+    this.modeAsked = null; // a pick sent to the session that its info does not show yet
+    this.modeBeforePlan = null; // what a plan approved goes on in by default
     this._build();
   }
 
@@ -59,6 +64,12 @@ export class Panel {
                            onclick: () => this.setOpen(false) }, "×"),
       harness: $("select", { class: "harness", "aria-label": "Harness", onchange: (e) => this.pickHarness(e.target.value) }),
       model: $("select", { class: "model", "aria-label": "Model", onchange: (e) => this.pickModel(e.target.value) }),
+      // What the agent may do without asking; the line under it says what the picked mode lets it do.
+      mode: $("select", { class: "mode", "aria-label": "Mode", "aria-describedby": "devhost-mode-line",
+                          title: "What the agent may do without asking you", onchange: (e) => this.pickMode(e.target.value) },
+        MODES.map((m) => $("option", { value: m.id, title: m.line }, m.label))),
+      modeLine: $("div", { class: "mode-line", id: "devhost-mode-line" }),
+      modeNotice: $("div", { class: "mode-notice", role: "status", hidden: true }),
       sessionPick: $("select", { class: "session", "aria-label": "Session", onchange: (e) => this.pickSession(e.target.value) }),
       newButton: $("button", { type: "button", class: "plain new", title: "Start a new conversation", onclick: () => this.detach() }, "New"),
       endButton: $("button", { type: "button", class: "plain end", title: "Close this session (ends its CLI)", onclick: () => this.endSession() }, "Close"),
@@ -85,7 +96,8 @@ export class Panel {
       u.side, u.close);
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
       u.header, reloads.notice, reloads.strip, reloads.outcome,
-      $("div", { class: "row" }, u.harness, u.model),
+      $("div", { class: "row" }, u.harness, u.model, u.mode),
+      u.modeLine, u.modeNotice,
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, u.log,
@@ -98,6 +110,12 @@ export class Panel {
     this.view = new ConversationView(u.log, u.items, {
       approve: (item, decision) => this.answer(item, { type: "approve", requestId: item.requestId, decision,
         ...(decision === "deny" ? { message: "The person denied this in the devhost panel." } : {}) }, decision),
+      // A plan: approved to go on in a mode, or sent back with what to change (the same approve).
+      approvePlan: (item, runtimeMode) => this.answer(item, { type: "approve", requestId: item.requestId,
+        decision: "allow", runtimeMode }, "allow"),
+      sendBack: (item, message) => this.answer(item, { type: "approve", requestId: item.requestId, decision: "deny",
+        message: message || "The person sent the plan back in the devhost panel without saying what to change." }, "deny"),
+      modeAfterPlan: () => this.modeBeforePlan || AFTER_PLAN_DEFAULT,
       answer: (item, answers) => this.answer(item, { type: "answer", requestId: item.requestId, answers }, "answered"),
       stopTask: (item) => this.command({ type: "stopTask", taskId: item.taskId }),
       stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
@@ -183,6 +201,7 @@ export class Panel {
     this.composer.clear();
     this.composer.text = conversation.draft;
     this._loadHarnesses();
+    this._loadMode();
     let sessions = [];
     try {
       sessions = await api.sessions(this.store.state.target);
@@ -230,6 +249,18 @@ export class Panel {
     this._renderControls();
   }
 
+  async _loadMode() {
+    const target = this.store.state.target;
+    this.pendingPlan = false;
+    try {
+      const mode = await api.mode(target);
+      if (target === this.store.state.target) this.pickedMode = mode;
+    } catch {
+      this.pickedMode = SESSION_DEFAULT; // devhostd starts the conversation so anyway
+    }
+    this._renderControls();
+  }
+
   _harness(id = this.session?.harness || this.store.conversation.harness) {
     return (this.harnesses || []).find((h) => h.id === id);
   }
@@ -239,6 +270,7 @@ export class Panel {
   attach(record) {
     this._disconnect();
     this.session = record;
+    this.modeAsked = null;
     this.logView.show(record.chatId);
     this.transcript = new Transcript(record.harness);
     this.firstSnapshot = true;
@@ -360,6 +392,8 @@ export class Panel {
       }
       case "event":
         t.apply(frame);
+        // The info after a pick says what holds now (a change that waits for the turn says so in a note).
+        if (frame.event?.type === "info" || frame.event?.type === "reset") this.modeAsked = null;
         if (frame.event?.type === "item" && frame.event.item?.kind === "user") this._forgetUnsent(frame.event.item.id);
         break;
       case "state":
@@ -548,15 +582,21 @@ export class Panel {
         this.hint(`This message is ${(size / 1048576).toFixed(1)} MiB; a send must fit in 8 MiB. Remove an image or use a smaller area.`);
         return null;
       }
+      let planFirst = false;
       if (!this.session || this.session.status === "closed") {
         const conversation = this.store.conversation;
+        // devhostd starts it in the mode last picked for the checkout (pickedMode, as shown).
         const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
                                                  model: conversation.model });
         this.sessions.unshift(record); // newest first
         this.attach(record);
+        planFirst = this.pendingPlan;
+        this.pendingPlan = false;
       }
       // A socket that never opens (the session vanished) must not hold the Send button for good.
       await Promise.race([this.ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
+      // Plan picked before the conversation existed: asked for before its first message, on the same socket.
+      if (planFirst && this.connection?.send(configureFrame("plan"))) this.modeAsked = "plan";
       if (model !== (this.session.model || "")) frame.model = model;
       if (!this.connection?.send(frame)) {
         this.hint("Not connected to the session right now; your message is kept. Send again once it reconnects.");
@@ -619,6 +659,55 @@ export class Panel {
 
   pickModel(id) {
     this.store.update(() => { this.store.conversation.model = id; });
+  }
+
+  /** The mode switch: the open conversation's mode (devhostd remembers it for the checkout), or,
+      with none open, the mode the next one starts in. */
+  async pickMode(id) {
+    const before = this._modeShown();
+    if (id === before) return;
+    if (id === "plan" && before !== "plan") this.modeBeforePlan = before;
+    if (this.session && this.session.status !== "closed") {
+      if (this.connection?.send(configureFrame(id))) {
+        this.modeAsked = id;
+        if (id !== "plan") this.pickedMode = id; // devhostd remembers it for the checkout's next conversation
+      } else this.hint("Not connected; the mode was not changed. Pick it again once it reconnects.");
+    } else if (id === "plan") {
+      this.pendingPlan = true;
+    } else {
+      const target = this.store.state.target;
+      this.pendingPlan = false;
+      try {
+        await api.saveMode(target, id);
+        if (target === this.store.state.target) this.pickedMode = id;
+      } catch (error) {
+        this.hint(`The mode was not changed: ${error.message}`);
+      }
+    }
+    this._renderControls();
+  }
+
+  /** The mode the switch shows: a pick on its way, else what the conversation's info says, else
+      what a new conversation would start in. */
+  _modeShown() {
+    if (this.session && this.session.status !== "closed") {
+      const shown = shownMode(this.transcript.info || this.session);
+      if (this.modeAsked && shown === this.modeAsked) this.modeAsked = null; // the info shows it now
+      return this.modeAsked || shown;
+    }
+    return this.pendingPlan ? "plan" : this.pickedMode;
+  }
+
+  _renderMode() {
+    const u = this.ui;
+    const shown = this._modeShown();
+    u.mode.value = shown;
+    u.modeLine.textContent = modeOf(shown).line;
+    const live = this.session && this.session.status !== "closed";
+    const info = live ? this.transcript.info || this.session : null;
+    const notice = live && !this.modeAsked ? effectiveNotice(this.session.harness, info.runtimeMode, info.effectiveRuntimeMode) : "";
+    u.modeNotice.textContent = notice;
+    u.modeNotice.hidden = !notice;
   }
 
   async setTarget(target) {
@@ -715,6 +804,7 @@ export class Panel {
     u.launcher.dataset.status = status;
     const conversation = this.store?.conversation;
     if (!conversation) return;
+    this._renderMode();
 
     if (this.harnesses) {
       const current = this.session?.harness || conversation.harness;

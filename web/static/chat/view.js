@@ -6,6 +6,7 @@
 import { el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { fileChanges, renderChanges } from "./diffs.js";
+import { MODES, RUNTIME_MODES } from "./modes.js";
 
 export const PAGE = 60;
 const LONG_LINES = 12;
@@ -186,7 +187,7 @@ const RENDERERS = {
       item.approval ? approvalControls(item.approval, actions) : null);
   },
 
-  approval: (item, actions) => el("div", { class: "item approval", dataset: { open: item.open ? "yes" : "no" } },
+  approval: (item, actions) => item.plan ? planCard(item, actions) : el("div", { class: "item approval", dataset: { open: item.open ? "yes" : "no" } },
     el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks to use ${item.title}`),
     item.detail ? el("div", { class: "muted" }, item.detail) : null,
     fileChanges(item.toolName, item.input) ? renderChanges(fileChanges(item.toolName, item.input))
@@ -283,6 +284,36 @@ const RENDERERS = {
   },
   hidden: () => el("div", { class: "item hidden", hidden: true }),
 };
+
+/** A plan the agent proposes: rendered, then Approve (and the mode to go on in) or Send back
+ *  with what to change. */
+function planCard(item, actions) {
+  const cli = HARNESS_LABEL[item.harness] || item.harness;
+  const card = el("div", { class: "item approval plan", role: "group", "aria-label": `${cli}'s plan`,
+                           dataset: { open: item.open ? "yes" : "no" } },
+    el("div", { class: "approval-head" }, `${cli} proposes a plan`),
+    el("div", { class: "plan-text" }, renderMarkdown(item.plan.text)),
+    item.plan.path ? el("div", { class: "muted plan-path" }, `Kept in ${item.plan.path}`) : null);
+  if (!item.open) {
+    const said = item.answer === null ? item.settled : item.answer === "denied" || item.answer === "declined"
+      ? "You sent the plan back." : "You approved the plan.";
+    card.append(el("div", { class: "muted answer" }, said));
+    return card;
+  }
+  const after = actions.modeAfterPlan?.() || "auto-accept-edits";
+  const then = el("select", { class: "after-plan", "aria-label": "Mode to go on in" },
+    MODES.filter((m) => RUNTIME_MODES.includes(m.id)).map((m) =>
+      el("option", { value: m.id, title: m.line, selected: m.id === after }, m.label)));
+  const message = el("textarea", { class: "send-back-text", rows: 2, "aria-label": "What to change in the plan",
+                                   placeholder: "What should change? (sent back to the agent)" });
+  card.append(
+    el("div", { class: "buttons" }, el("label", { class: "then" }, "Then ", then),
+      el("button", { type: "button", class: "allow", onclick: () => actions.approvePlan(item, then.value) }, "Approve")),
+    el("div", { class: "send-back" }, message,
+      el("button", { type: "button", class: "deny", onclick: () => actions.sendBack(item, message.value.trim()) },
+        "Send back")));
+  return card;
+}
 
 /** An approval's buttons while it waits, or what was answered. */
 function approvalControls(item, actions) {
