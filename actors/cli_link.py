@@ -59,6 +59,7 @@ class LinkOwner(Protocol):
     def link_turn_started(self) -> None: ...
     def link_plan_usage(self, usage: dict) -> None: ...
     def link_facts(self, facts: dict) -> None: ...
+    def link_skills(self, listed: tuple | None) -> None: ...
     def link_changed(self) -> None: ...  # the record changed outside a batch of frames
 
 
@@ -360,7 +361,8 @@ class CliLink:
             self.model = model or None
         joined = self.turn_active
         text = compose_message(command.text, prompt)
-        self.write(self.driver.message_frames(message_id, text, list(command.images), model))
+        self.write(self.driver.message_frames(message_id, text, list(command.images), model,
+                                              skills=command.skills, mentions=command.mentions))
         self._log("message.sent", command=command.command_id, attachments=len(command.images),
                   outbox=f"{time.monotonic() - queued_at:.2f}s" if queued_at is not None else None,
                   turn=self._chatlog.turn if joined else None, joined=True if joined else None)
@@ -497,6 +499,9 @@ class CliLink:
         if isinstance(effect, fx.ControlFailed):
             self._log("error", kind="protocol", error=effect.message)
             self._owner.link_notice(effect.message)
+            return False
+        if isinstance(effect, fx.Skills):
+            self._owner.link_skills(effect.listed)
             return False
         return False
 

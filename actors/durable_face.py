@@ -247,9 +247,10 @@ class DurableFace:
         self.note("error", reason)
         self.thread.mark_failed()
 
-    def enqueue(self, text: str, attachments: list[dict] | None = None, steering: bool = False) -> dict:
+    def enqueue(self, text: str, attachments: list[dict] | None = None, steering: bool = False,
+                references: dict | None = None) -> dict:
         """A message waits in the queue (``steering``: offered to the running turn meanwhile)."""
-        message = q.enqueue(self.info, text, attachments)
+        message = q.enqueue(self.info, text, attachments, references)
         if steering:
             message["steering"] = True
         self.update_info()
@@ -289,14 +290,14 @@ class DurableFace:
     # ---- turns ---------------------------------------------------------------------------------
 
     def open_turn(self, turn_id: str, text: str, user_id: str | None = None, queued_id: str | None = None,
-                  images: int = 0, attachments: list[dict] | None = None) -> None:
+                  images: int = 0, attachments: list[dict] | None = None, references: dict | None = None) -> None:
         info = self.info
         info["queuePaused"] = False  # anything dispatching resumes the queue
         if not info.get("suggestedTitle"):
             info["suggestedTitle"] = suggested_title(text)  # the first message names the chat
         self.emit(self.thread.open_turn(turn_id))
         self.emit(self.thread.add_user(turn_id, text, user_id, images,
-                                       [files.public(a) for a in attachments or []]))
+                                       [files.public(a) for a in attachments or []], references))
         if queued_id is not None:
             info["queue"] = [m for m in info["queue"] if m["id"] != queued_id]
             self.emit(self.thread.refresh_info())

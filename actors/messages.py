@@ -17,6 +17,11 @@ class Send:
     text: str
     model: str | None  # None keeps the session's model; "" returns to the CLI's default
     images: tuple[tuple[str, str], ...] = ()  # (media type, base64 data)
+    # The chat core's references (actors/core/references.py): each skill as (name, its SKILL.md
+    # or None), each mentioned file as its real path inside the chat's folder; the driver writes
+    # them as its CLI's own (a slash command and @path, or skill items and the path in the text).
+    skills: tuple[tuple[str, str | None], ...] = ()
+    mentions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

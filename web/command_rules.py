@@ -12,6 +12,10 @@ MAX_ITEM_ID = 300
 MAX_BACKGROUND_ID = 256  # a task's or a subagent's id
 MAX_TEXT = 4000  # a bookmark's name (cut at 120 when kept), an approval's message
 MAX_ANSWER = 20_000
+# A message's references (chat.send): how many of each, and how long one may be.
+REFERENCES = {"mentions": (64, 4096, "files of the chat's folder, as paths relative to it"),
+              "skills": (16, 200, "skill names, as skills.list gives them"),
+              "chats": (16, 200, "chat ids of other chats")}
 DECISIONS = ("allow", "allow-always", "deny")
 
 
@@ -112,3 +116,21 @@ def resume_at_reset(payload: dict, required: bool) -> bool | None:
     if (value is not None or required) and not isinstance(value, bool):
         raise Invalid("configure takes resumeAtReset: true or false")
     return value
+
+
+def references(payload: dict) -> dict:
+    """A send's ``mentions``, ``skills`` and ``chats``: each, when given, a list of non-empty
+    strings (at most 64 mentions, 16 skills, 16 chats), duplicates dropped."""
+    found = {}
+    for key, (most, longest, what) in REFERENCES.items():
+        value = payload.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or len(value) > most or not all(
+                isinstance(v, str) and v.strip() and len(v) <= longest and not any(ord(c) < 32 for c in v)
+                for v in value):
+            raise Invalid(f"`{key}` is a list of at most {most} {what} (each 1..{longest} characters, "
+                          "no control characters)")
+        if value:
+            found[key] = list(dict.fromkeys(value))
+    return found

@@ -41,6 +41,7 @@ from actors import chatlog
 from actors.chat.keeping import Keeping
 from actors.chat.requests import Requests
 from actors.chat.session import Session
+from actors.chat.skills import Skills
 from actors.chat.swap import Swap
 from actors.chat.take_up import TakeUp
 from actors.chat.tasks import Tasks
@@ -111,6 +112,7 @@ class Chat(pykka.ThreadingActor):
         self.requests = Requests(self)
         self.tasks = Tasks(self)
         self.keeping = Keeping(self, visual_store, agent_tokens)
+        self.skills = Skills(self)
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -258,8 +260,13 @@ class Chat(pykka.ThreadingActor):
         """``account``: a manifest name, None for the default account, ``...`` to keep it."""
         return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
 
-    def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None) -> dict:
-        return self.turns.core_send(text, delivery, uploads)
+    def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None,
+                  references: dict | None = None) -> dict:
+        return self.turns.core_send(text, delivery, uploads, references)
+
+    def skills_listed(self):
+        """An AsyncResult of the folder's skills (the CLI's word, or the disk's)."""
+        return self.skills.listed()
 
     def unqueue(self, message_id: str) -> dict:
         return self.turns.unqueue(message_id)
@@ -362,6 +369,9 @@ class Chat(pykka.ThreadingActor):
         """What the CLI reported of its session goes into the info, as reported."""
         if not self.durable.record.frozen:
             self.durable.report(facts)
+
+    def link_skills(self, listed: tuple | None) -> None:
+        self.skills.reported(listed)
 
     def link_plan_usage(self, usage: dict) -> None:
         """How much of the plan's usage window is used (a warning before the wall)."""

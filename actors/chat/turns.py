@@ -20,6 +20,7 @@ from actors.cli_link_sends import CORE
 from actors.core import attachments as files
 from actors.core import background
 from actors.core import queue as q
+from actors.core import references as refs
 from actors.core.thread import host_id
 from actors.errors import ChatError
 from actors.guard import on_threadpool
@@ -42,7 +43,9 @@ class Turns:
 
     # ---- the core's sends ----------------------------------------------------------------------
 
-    def core_send(self, text: str, delivery: str | None, uploads: list | None) -> dict:
+    def core_send(self, text: str, delivery: str | None, uploads: list | None, references: dict | None = None) -> dict:
+        """``references``: {mentions?, skills?, chats?, context?} (the edge read the other chats'
+        context); each mention and skill is checked here, before anything is kept or queued."""
         chat = self._chat
         durable = chat.durable
         if not chat.session.saved_or_saving():
@@ -50,6 +53,11 @@ class Turns:
         gone = chat.session.account_gone()
         if gone:
             raise ChatError("bad-request", gone[0].upper() + gone[1:])
+        references = {k: v for k, v in (references or {}).items() if v} or None
+        if references:
+            on_threadpool(refs.resolve_mentions, chat.link.root, references.get("mentions") or [])
+            chat.skills.pick(references.get("skills") or [])
+            delivery = None if delivery == "steer" else delivery  # a message with references is a turn of its own
         chat.session.reopen_if_closed()  # a message from the core opens a closed session again
         chat.take_up.lapse()  # the person goes on: no take-up of the limited turn
         # Written before anything is queued (off the hub: up to 10 MiB).
@@ -64,7 +72,7 @@ class Turns:
         if chat.swap.waits():
             # Not steered into, nor sent to, a process whose settings are going away: it waits
             # in the queue for the swap (actors/chat/swap.py), which sends it.
-            message = durable.enqueue(text, stored)
+            message = durable.enqueue(text, stored, references=references)
             chat.swap.held()
             return {"queued": True, "turnId": message["turnId"]}
         if delivery == "steer" and busy and not info["queuePaused"] and not text.startswith("/"):
@@ -78,14 +86,14 @@ class Turns:
             self._core_write(Send(command_id, text, None))
             return {"queued": True, "turnId": message["turnId"], "steered": answer}
         if q.must_queue(info, busy):
-            message = durable.enqueue(text, stored)
+            message = durable.enqueue(text, stored, references=references)
             if info["queuePaused"] and not busy:
                 self._drain(explicit=True)  # an explicit send resumes the queue, in order
             elif info["queuePaused"] and self._stop_requested:
                 self._advance_after_stop = message["id"]  # a send during a stop goes once it lands
             return {"queued": True, "turnId": message["turnId"]}
         turn_id = host_id("turn")
-        self._open_and_send(turn_id, text, attachments=stored)
+        self._open_and_send(turn_id, text, attachments=stored, references=references)
         return {"queued": False, "turnId": turn_id}
 
     def unqueue(self, message_id: str) -> dict:
@@ -136,12 +144,31 @@ class Turns:
             raise ChatError("request-not-found", f"Queued message {message_id} is being steered into the turn")
 
     def _open_and_send(self, turn_id: str, text: str, user_id: str | None = None,
-                       queued_id: str | None = None, attachments: list[dict] | None = None) -> None:
-        self._chat.durable.open_turn(turn_id, text, user_id, queued_id, attachments=attachments)
-        self.send_to_cli(text, attachments)
+                       queued_id: str | None = None, attachments: list[dict] | None = None,
+                       references: dict | None = None) -> None:
+        self._chat.durable.open_turn(turn_id, text, user_id, queued_id, attachments=attachments,
+                                     references=references)
+        self.send_to_cli(text, attachments, references)
 
-    def send_to_cli(self, text: str, attachments: list[dict] | None = None) -> None:
-        """The message as the CLI gets it: images as images, other files named with their path."""
+    def _for_cli(self, references: dict) -> tuple[tuple, tuple]:
+        """(skills, mentions) of a message as its CLI takes them. Checked when it was sent; one
+        gone since it waited in the queue is left out, never the message."""
+        mentions, skills = [], []
+        for mention in references.get("mentions") or []:
+            try:
+                mentions += on_threadpool(refs.resolve_mentions, self._chat.link.root, [mention])
+            except ChatError:
+                continue
+        for name in references.get("skills") or []:
+            try:
+                skills += self._chat.skills.pick([name])
+            except ChatError:
+                continue
+        return tuple(skills), tuple(mentions)
+
+    def send_to_cli(self, text: str, attachments: list[dict] | None = None, references: dict | None = None) -> None:
+        """The message as the CLI gets it: images as images, other files named with their path;
+        other chats' context first, skills and mentioned files as the CLI's own (its driver)."""
         model, self._pending_model = self._pending_model, None
         images = []
         for attachment in attachments or []:
@@ -151,7 +178,11 @@ class Turns:
                 except OSError:
                     continue  # gone from disk: the message goes without it, never not at all
                 images.append((attachment["mime"], base64.b64encode(content).decode()))
-        self._core_write(Send(str(uuid.uuid4()), files.message_text(text, attachments or []), model, tuple(images)))
+        said = files.message_text(text, attachments or [])
+        skills, mentions = self._for_cli(references) if references else ((), ())
+        if references and references.get("context"):
+            said = refs.with_context(said, [references["context"]])
+        self._core_write(Send(str(uuid.uuid4()), said, model, tuple(images), skills=skills, mentions=mentions))
 
     def _core_write(self, command: Send) -> None:
         # The same path as a page's send (one process, acknowledgements, history); the core's
@@ -317,4 +348,5 @@ class Turns:
         message = self._chat.durable.next_to_drain(explicit, first)
         if message is not None:
             self._open_and_send(message["turnId"], message["text"], user_id=f"user-{message['id']}",
-                                queued_id=message["id"], attachments=message.get("attachments"))
+                                queued_id=message["id"], attachments=message.get("attachments"),
+                                references=message.get("references"))

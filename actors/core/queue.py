@@ -22,10 +22,12 @@ def must_queue(info: dict, busy: bool) -> bool:
     return busy or bool(info["queue"])
 
 
-def enqueue(info: dict, text: str, attachments: list[dict] | None = None) -> dict:
+def enqueue(info: dict, text: str, attachments: list[dict] | None = None, references: dict | None = None) -> dict:
     message = {"id": host_id("queued"), "turnId": host_id("turn"), "text": text, "createdAt": now_ms()}
     if attachments:
         message["attachments"] = attachments  # stored already: records with paths, not bytes
+    if references:
+        message["references"] = references  # mentions, skills, chats and the chats' context, as sent
     info["queue"].append(message)
     return message
 

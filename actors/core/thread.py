@@ -147,12 +147,15 @@ class Thread:
         return [self.items[item_id] for item_id in self.order if self.items[item_id]["kind"] == "turn"]
 
     def add_user(self, turn_id: str, text: str, item_id: str | None = None, images: int = 0,
-                 attachments: list[dict] | None = None) -> list[dict]:
+                 attachments: list[dict] | None = None, references: dict | None = None) -> list[dict]:
         item = {"id": item_id or host_id("user"), "kind": "user", "turnId": turn_id, "text": text}
         if images:
             item["images"] = images  # how many went with it (the images themselves are the CLI's)
         if attachments:
             item["attachments"] = attachments  # {id, name, mime, size}: read back with chat.attachment
+        for key in ("mentions", "skills", "chats"):  # as the message named them (actors/core/references.py)
+            if (references or {}).get(key):
+                item[key] = list(references[key])
         return self.upsert(item)
 
     def note(self, level: str, text: str, turn_id: str | None = None, item_id: str | None = None) -> list[dict]:

@@ -127,3 +127,10 @@ class Retry:
     of: int | None
     status: int | None
     error: str | None
+
+
+@dataclass(frozen=True)
+class Skills:
+    """The skills the CLI reported for the chat's folder (actors/harness/skills.py's dicts), or
+    None when it would not say."""
+    listed: tuple | None

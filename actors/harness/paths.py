@@ -19,3 +19,8 @@ def plain_id(value: str) -> bool:
 def home_folder(env: dict, variable: str, default: str) -> str:
     """A CLI's own folder: ``variable`` when the environment sets it, else ``~/<default>``."""
     return env.get(variable) or os.path.join(env.get("HOME") or os.path.expanduser("~"), default)
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or under it (both as given: resolve them first)."""
+    return bool(folder) and (path == folder or path.startswith(folder.rstrip(os.sep) + os.sep))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gevent
 
 from actors.core import attachments as attachment_rules
+from actors.core import references as reference_rules
 from actors.errors import ChatError
 from web import command_rules as rules
 from web.core.later import Later
@@ -13,6 +14,8 @@ from web.core.payload import chat_id, chat_of, checked, get, text
 
 
 def create(service, payload, client):
+    # Where the payload names none, the newest preferences of a connected client (chat.setPreferences).
+    payload = {**payload, **service.preferences.defaults_for(payload)}
     clean = {"chatId": chat_id(payload)}
     for key in ("provider", "cwd", "resume", "runtimeMode"):
         if payload.get(key) is not None:
@@ -84,14 +87,29 @@ def send(service, payload, client):
     delivery = payload.get("delivery")
     if delivery not in (None, "steer", "queue"):
         raise ChatError("bad-request", "`delivery` is steer or queue")
-    if not said.strip() and not uploads:
-        raise ChatError("bad-request", "A message needs text or an attachment")
+    references = checked(rules.references, payload)
+    if not said.strip() and not uploads and not references.get("skills"):
+        raise ChatError("bad-request", "A message needs text, an attachment or a skill")
     chat = chat_of(service, payload)
+    if references.get("chats"):
+        references["context"] = _chats_context(service, chat_id(payload), references["chats"])
     # Decoded off the hub (up to 10 MiB); refused with the first problem.
     files = gevent.get_hub().threadpool.apply(attachment_rules.decode, (uploads,)) if uploads is not None else []
-    answer = get(chat.core_send(said, delivery, files))
+    answer = get(chat.core_send(said, delivery, files, references))
     steered = answer.pop("steered", None)
     return Later(steered, answer) if steered is not None else answer
+
+
+def _chats_context(service, own: str, chats: list[str]) -> str:
+    """The other chats' conversations as one text of context (actors/core/references.py), read
+    here: a chat never asks another."""
+    contexts = []
+    for other in chats:
+        if other == own:
+            raise ChatError("bad-request", "`chats` names other chats: this chat's own conversation is its context")
+        items = get(chat_of(service, {"chatId": other}).history(None, 100))["items"]
+        contexts.append(reference_rules.chat_context(other, items))
+    return reference_rules.with_context("", contexts)
 
 
 def unqueue(service, payload, client):

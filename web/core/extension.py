@@ -60,6 +60,7 @@ def serve_core_socket(ws, service: CoreService) -> None:
 
     def detach(client):
         service.clients.remove(client.sink)
+        service.preferences.drop(client)  # a client's preferences last as long as it is connected
         client.stop_watching()
         for chat_id, subscriber in client.attached.items():
             try:

@@ -10,10 +10,11 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from storage import write_failure
 from web.auth import PERSON, Caller
-from web.core import approvals, background, chats, keeping
+from web.core import approvals, background, chats, keeping, preferences, skills
 from web.core.payload import chat_id
 
-REQUESTS = {**chats.REQUESTS, **approvals.REQUESTS, **background.REQUESTS, **keeping.REQUESTS}
+REQUESTS = {**chats.REQUESTS, **approvals.REQUESTS, **background.REQUESTS, **keeping.REQUESTS,
+            **skills.REQUESTS, **preferences.REQUESTS}
 
 
 class CoreService:
@@ -23,6 +24,7 @@ class CoreService:
         self.registry = registry
         self.clients = clients
         self.visuals = visuals
+        self.preferences = preferences.Preferences()  # the connected clients' (chat.setPreferences)
 
     def handle(self, frame, client=None, caller: Caller = PERSON) -> dict:
         """One envelope in, one answer out; never raises. ``caller`` says who asks: an agent may

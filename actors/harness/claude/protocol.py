@@ -18,6 +18,8 @@ import time
 from actors.core import limits
 from actors.harness import effects as fx
 from actors.harness import modes
+from actors.harness import skills as skill_rules
+from actors.harness.paths import inside
 from actors.harness.claude.projection import ClaudeProjector
 
 HARNESS_ID = "claude-code"
@@ -119,6 +121,8 @@ class ClaudeDriver:
         self.waiting: set[str] = set()  # written, not yet taken up or settled
         self._interrupting = False
         self._rejected: dict | None = None  # the last rate_limit_event that refused (its reset)
+        self._commands: list = []  # the initialize answer's commands (skills among them)
+        self.skills: list[dict] | None = None  # what system/init named, once it did
 
     def _control(self, subtype: str, **fields) -> dict:
         self._request_counter += 1
@@ -130,8 +134,12 @@ class ClaudeDriver:
         return [self._control("initialize")]
 
     def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]],
-                       model: str | None = None) -> list[dict]:
-        """The user message; ``model`` (None keeps, "" resets) applies now if idle, else after the turn."""
+                       model: str | None = None, skills=(), mentions=()) -> list[dict]:
+        """The user message; ``model`` (None keeps, "" resets) applies now if idle, else after the turn.
+        ``skills`` and ``mentions`` go as the CLI's own (measured: tests/fixtures/modes/claude-mentions.jsonl):
+        the first skill as its slash command at the start, each file as ``@path`` (which the CLI
+        expands into the file, relative to its cwd)."""
+        text = self.referenced(text, skills, mentions)
         frames = []
         if model is not None:
             if self._turn_active:
@@ -140,6 +148,17 @@ class ClaudeDriver:
                 frames += self.set_model_frames(model)
         self._turn_active = True
         return frames + self._user_frame(message_id, text, images)
+
+    def referenced(self, text: str, skills=(), mentions=()) -> str:
+        if mentions:
+            listed = " ".join(_at(os.path.relpath(path, self._cwd) if inside(path, self._cwd) else path)
+                              for path in mentions)
+            text = f"{text}\n\n{listed}" if text else listed
+        if skills:
+            # One slash command a message: a second skill is named for the model, which has the Skill tool.
+            others = "".join(f"\n\nUse the {name} skill." for name, _ in skills[1:])
+            text = f"/{skills[0][0]} {text}{others}".rstrip()
+        return text
 
     def _user_frame(self, message_id: str, text: str, images: list[tuple[str, str]]) -> list[dict]:
         if images:
@@ -291,6 +310,8 @@ class ClaudeDriver:
                 found.append(fx.TurnStarted())
             if isinstance(frame.get("model"), str):
                 found.append(fx.ModelInUse(frame["model"]))
+            if isinstance(frame.get("skills"), list):
+                self.skills = skill_rules.claude_reported(self._commands, frame["skills"])
             if isinstance(frame.get("slash_commands"), list):
                 found.append(fx.Facts((("slashCommands", tuple(c for c in frame["slash_commands"]
                                                                 if isinstance(c, str))),)))
@@ -381,10 +402,17 @@ class ClaudeDriver:
         payload = response.get("response") or {}
         if subtype == "initialize":
             self._learn_capabilities(payload.get("capabilities"))
+            if isinstance(payload.get("commands"), list):
+                self._commands = payload["commands"]
             return [fx.Ready(self.capabilities)]
         if subtype == "set_model" and isinstance(payload.get("model"), str):
             return [fx.ModelInUse(payload["model"])]
         return []
+
+
+def _at(path: str) -> str:
+    """A file reference as the CLI's prompt takes it: ``@path``, quoted when it holds a space."""
+    return f'@"{path}"' if any(c.isspace() for c in path) else f"@{path}"
 
 
 def _context(message) -> list:

@@ -15,11 +15,14 @@ Pure translation, no I/O (the CLI's files are files.py's). Measured behaviour of
 """
 from __future__ import annotations
 
+import os
 import time
 
 from actors.core import limits
 from actors.harness import effects as fx
 from actors.harness import modes
+from actors.harness import skills as skill_rules
+from actors.harness.paths import inside
 from actors.harness.codex.projection import CodexProjector
 
 HARNESS_ID = "codex"
@@ -112,6 +115,7 @@ class CodexDriver:
         self._settings_for_next_turn: modes.CodexSettings | None = None
         self._root = root or cwd
         self._changes: dict[str, tuple] = {}  # a fileChange item's id -> the paths it changes
+        self.skills: list[dict] | None = None  # skills/list's last answer, for the chat's folder
 
     # ---- frames devhost writes ---------------------------------------------------------------
 
@@ -127,10 +131,17 @@ class CodexDriver:
         return [self._call("initialize", {"clientInfo": CLIENT_INFO, "capabilities": {"experimentalApi": True}})]
 
     def message_frames(self, message_id: str, text: str, images: list[tuple[str, str]],
-                       model: str | None = None) -> list:
-        """Frames (and Deadline effects) for one message; ``model``: None keeps, "" resets."""
+                       model: str | None = None, skills=(), mentions=()) -> list:
+        """Frames (and Deadline effects) for one message; ``model``: None keeps, "" resets.
+        A skill goes as a ``skill`` input item (its SKILL.md's path); a file as its path in the
+        text: a ``mention`` item naming a file reaches the model as nothing (measured:
+        tests/fixtures/modes/codex-mentions.jsonl)."""
+        if mentions:
+            listed = "\n".join(f"- {os.path.relpath(p, self._cwd) if inside(p, self._cwd) else p}" for p in mentions)
+            text = (text + "\n\n" if text else "") + f"[Mentioned files]\n{listed}"
         items = [{"type": "text", "text": text, "text_elements": []}] if text else []
         items += [{"type": "image", "url": f"data:{media_type};base64,{data}"} for media_type, data in images]
+        items += [{"type": "skill", "name": name, "path": path} for name, path in skills if path]
         self.waiting.add(message_id)
         if model is not None:
             self._model_for_next_turn = model
@@ -199,6 +210,11 @@ class CodexDriver:
     def set_model_frames(self, model: str) -> list:
         self._model_for_next_turn = model
         return []
+
+    def skills_frames(self) -> list:
+        """Asks for the skills of the chat's folder (skills/list); its answer is a Skills effect."""
+        frame = self._call("skills/list", {"cwds": [self._cwd]})
+        return [frame, self._deadline(frame, 10.0)]
 
     def stop_waiting_for(self, message_id: str) -> None:
         """The host gave up on a message's acknowledgement: it no longer counts on it to start a turn."""
@@ -425,6 +441,10 @@ class CodexDriver:
                 return [fx.Write((frame,)), self._deadline(frame)]
             self.waiting.discard(context["message_id"])
             return [fx.Delivery(context["message_id"], "error", f"Codex refused the message: {message}")]
+        if method == "skills/list":
+            if not error:
+                self.skills = skill_rules.codex_reported(result)
+            return [fx.Skills(None if error else tuple(self.skills))]
         if method == "thread/settings/update" and error:
             self._settings_for_next_turn = self.settings  # the next turn/start carries it instead
             return [fx.ControlFailed(f"Codex refused the new mode (it holds from the next turn): {message}")]
@@ -509,6 +529,8 @@ class CodexDriver:
         if entry is None:
             return []
         method, context = entry
+        if method == "skills/list":
+            return [fx.Skills(None)]  # the disk says instead
         found: list = [fx.ControlFailed(f"Codex did not answer {method} in time")]
         if method in ("turn/start", "turn/steer"):
             self._turn_requested = False
