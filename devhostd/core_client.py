@@ -122,6 +122,14 @@ class Chats:
     def send(self, chat_id: str, text: str, **fields):
         return self._c.request("chat.send", {"chatId": chat_id, "text": text, **fields})
 
+    def skills(self, chat_id: str):
+        """The skills the chat's CLI offers its folder: [{name, description, source}]."""
+        return self._c.request("skills.list", {"chatId": chat_id})["skills"]
+
+    def set_preferences(self, **fields):
+        """This connection's defaults for the chats it creates (runtimeMode, selections, accounts, changedAt)."""
+        return self._c.request("chat.setPreferences", fields)
+
     def attachment(self, chat_id: str, attachment_id: str):
         """An attachment of the chat's messages: {attachment: {id, name, mime, size}, data (base64)}."""
         return self._c.request("chat.attachment", {"chatId": chat_id, "attachmentId": attachment_id})

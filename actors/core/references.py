@@ -43,9 +43,9 @@ def _cut(text: str, limit: int) -> str:
 
 def chat_context(chat_id: str, items: list[dict]) -> str:
     """Another chat's conversation as context: its last user and assistant texts, oldest first
-    (``items`` as a history page gives them: newest first)."""
+    (``items`` in the thread's order, as a history page gives them)."""
     said = []
-    for item in items:
+    for item in reversed(items):
         if item.get("kind") in ("user", "assistant") and isinstance(item.get("text"), str) and item["text"].strip():
             who = "User" if item["kind"] == "user" else "Assistant"
             said.append(f"{who}: {_cut(item['text'].strip(), CONTEXT_ITEM)}")

@@ -40,17 +40,17 @@ def test_a_mention_must_resolve_inside_the_chats_folder(tmp_path):
 
 
 def test_another_chats_context_is_its_last_texts_oldest_first_and_bounded():
-    items = [{"kind": "assistant", "text": "second answer"}, {"kind": "tool", "text": "ran ls"},
-             {"kind": "user", "text": "second question"}, {"kind": "assistant", "text": "first answer"},
-             {"kind": "user", "text": "first question"}]  # newest first, as a history page gives them
+    items = [{"kind": "user", "text": "first question"}, {"kind": "assistant", "text": "first answer"},
+             {"kind": "user", "text": "second question"}, {"kind": "tool", "text": "ran ls"},
+             {"kind": "assistant", "text": "second answer"}]  # in order, as a history page gives them
     said = refs.chat_context("other", items)
     assert said == ("[Context from chat other]\nUser: first question\n\nAssistant: first answer\n\n"
                     "User: second question\n\nAssistant: second answer\n[End of context from chat other]")
-    many = [{"kind": "user", "text": f"m{n} " + "x" * 100} for n in range(50)]  # m0 the newest
+    many = [{"kind": "user", "text": f"m{n} " + "x" * 100} for n in reversed(range(50))]  # m0 the newest
     kept = refs.chat_context("busy", many)
     assert "m0 " in kept and "m19 " in kept and "m20 " not in kept  # the last 20
     assert kept.index("m19 ") < kept.index("m0 ")
-    long = refs.chat_context("busy", [{"kind": "user", "text": f"m{n} " + "x" * 5000} for n in range(50)])
+    long = refs.chat_context("busy", [{"kind": "user", "text": f"m{n} " + "x" * 5000} for n in reversed(range(50))])
     assert "m0 " in long and "m19 " not in long and len(long) < refs.CONTEXT_CHAT + 100  # each cut, the latest kept
     assert refs.with_context("hi", [said]).endswith("[End of context from chat other]\n\nhi")
     assert refs.with_context("hi", []) == "hi"
