@@ -319,3 +319,31 @@ def test_every_daemon_line_about_a_cli_names_its_session(runtime, tmp_path, caps
     said = {what: [line for line in about_a_cli if what in line and ours in line]
             for what in ("wrote a non-JSON line", "left processes behind", "ended: ")}
     assert len(said["wrote a non-JSON line"]) == 2 and said["left processes behind"] and said["ended: "]
+
+
+def test_a_queued_message_keeps_its_references_and_goes_with_them_as_the_clis_own(runtime, tmp_path):
+    project = tmp_path / "project"
+    (project / ".claude" / "skills" / "greet").mkdir(parents=True)
+    (project / ".claude" / "skills" / "greet" / "SKILL.md").write_text("---\nname: greet\ndescription: Hi.\n---\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "a.md").write_text("a")
+    registry = runtime()
+    registry.create_chat({"chatId": "c1", "cwd": str(project)}).get(timeout=ASK)
+    chat = registry.chat("c1").get(timeout=ASK)
+    watcher = core_sink()
+    chat.core_attach(watcher).get(timeout=ASK)
+    chat.core_send("hang on").get(timeout=ASK)
+    references = {"mentions": ["docs/a.md"], "skills": ["greet"], "chats": ["c0"], "context": "[Context]"}
+    queued = chat.core_send("look", "steer", None, references).get(timeout=ASK)
+    assert queued["queued"] is True  # a message with references is a turn of its own, never steered
+    [waiting] = chat.info().get(timeout=ASK)["queue"]
+    assert waiting["references"] == references and not waiting.get("steering")
+    chat.send_now(waiting["id"]).get(timeout=ASK)
+    watcher.wait_for(lambda f: f["payload"].get("event", {}).get("item", {}).get("id") == queued["turnId"]
+                     and f["payload"]["event"]["item"]["state"] == "done", "the queued turn done")
+    user = next(i for i in items(chat, "user") if i["turnId"] == queued["turnId"])
+    assert (user["text"], user["mentions"], user["skills"], user["chats"]) == ("look", ["docs/a.md"], ["greet"], ["c0"])
+    assert "context" not in user
+    assert items(chat, "assistant")[-1]["text"] == "echo: /greet [Context]\n\nlook\n\n@docs/a.md"
+    with pytest.raises(Exception, match="resolves outside"):
+        chat.core_send("x", None, None, {"mentions": ["../elsewhere"]}).get(timeout=ASK)
