@@ -90,6 +90,16 @@ def items(chat, kind: str) -> list[dict]:
     return [item for item in chat.history(None, 100).get(timeout=ASK)["items"] if item["kind"] == kind]
 
 
+def hanging_chat(registry, folder) -> tuple:
+    """Chat c1 in ``folder``, watched by a core sink, with a turn that runs until it is stopped."""
+    registry.create_chat({"chatId": "c1", "cwd": str(folder)}).get(timeout=ASK)
+    chat = registry.chat("c1").get(timeout=ASK)
+    watcher = core_sink()
+    chat.core_attach(watcher).get(timeout=ASK)
+    chat.core_send("hang on").get(timeout=ASK)
+    return chat, watcher
+
+
 def result_event(sink: Sink, text: str) -> dict:
     return sink.wait_for(lambda f: f["type"] == "event" and f["payload"].get("type") == "result"
                          and f["payload"].get("result") == text, f"the result {text!r}")
@@ -149,11 +159,7 @@ def test_a_cli_that_dies_mid_turn_ends_the_turn_with_an_error_and_the_next_messa
 
 def test_a_cleared_chat_ignores_what_its_retired_cli_still_writes(runtime, tmp_path):
     registry = runtime()
-    registry.create_chat({"chatId": "c1", "cwd": str(tmp_path)}).get(timeout=ASK)
-    chat = registry.chat("c1").get(timeout=ASK)
-    watcher = core_sink()
-    chat.core_attach(watcher).get(timeout=ASK)
-    chat.core_send("hang on").get(timeout=ASK)
+    chat, watcher = hanging_chat(registry, tmp_path)
     watcher.wait_for(lambda f: f["payload"].get("event", {}).get("type") == "info"
                      and f["payload"]["event"]["info"]["running"], "a running process")
     chat.clear(True).get(timeout=ASK)
@@ -328,11 +334,7 @@ def test_a_queued_message_keeps_its_references_and_goes_with_them_as_the_clis_ow
     (project / "docs").mkdir()
     (project / "docs" / "a.md").write_text("a")
     registry = runtime()
-    registry.create_chat({"chatId": "c1", "cwd": str(project)}).get(timeout=ASK)
-    chat = registry.chat("c1").get(timeout=ASK)
-    watcher = core_sink()
-    chat.core_attach(watcher).get(timeout=ASK)
-    chat.core_send("hang on").get(timeout=ASK)
+    chat, watcher = hanging_chat(registry, project)
     references = {"mentions": ["docs/a.md"], "skills": ["greet"], "chats": ["c0"], "context": "[Context]"}
     queued = chat.core_send("look", "steer", None, references).get(timeout=ASK)
     assert queued["queued"] is True  # a message with references is a turn of its own, never steered
