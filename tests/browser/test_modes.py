@@ -3,8 +3,8 @@
 Beside the model picker: Ask / Accept edits / Auto / Full access / Plan, the picked one's line
 under it, a notice when the CLI runs narrower than asked, and the mode remembered per checkout
 for the next conversation. A plan to approve is rendered with Approve (and the mode to go on in)
-and Send back; the chat does not plan yet (its backend comes separately), so that card is
-driven here by putting a plan's approval item into the panel's transcript.
+and Send back: its frames are checked on a card put into the panel's transcript, and the whole
+way on the real CLI (Plan picked, the plan approved into Accept edits, its edit made unasked).
 """
 from __future__ import annotations
 
@@ -142,3 +142,28 @@ def test_a_plan_is_shown_rendered_with_approve_in_a_mode_or_send_back(page, daem
     expect(card).to_contain_text("You sent the plan back.")
     assert sent(page, "approve")[-1] == {"type": "approve", "requestId": "plan-2", "decision": "deny",
                                          "message": "Run the tests first."}
+
+
+def test_a_plan_approved_in_the_panel_goes_on_in_the_mode_picked_on_the_real_cli(page, daemon, mock, stack):
+    from tests.mock_anthropic import PLAN_FILE
+    project = stack / "project"
+    mock.add(text_reply("Hello."),
+             tool_use_reply("Write", {"file_path": PLAN_FILE, "content": "# Plan\n\n1. Write notes.txt\n"}),
+             tool_use_reply("ExitPlanMode", {}),
+             tool_use_reply("Write", {"file_path": str(project / "notes.txt"), "content": "one\n"}),
+             text_reply("Done as planned."))
+    panel = Panel(page, daemon).open()
+    panel.send("hi")  # a conversation to plan in
+    expect(panel.items("assistant").last).to_have_text("Hello.")
+    switch = page.get_by_role("combobox", name="Mode", exact=True)
+    switch.select_option("plan")
+    expect(switch).to_have_value("plan")  # the chat plans now (its info says so)
+    panel.send("plan notes.txt, then write it")
+    card = page.get_by_role("group", name="Claude Code's plan")
+    expect(card.get_by_role("heading", name="Plan")).to_be_visible()
+    card.get_by_role("combobox", name="Mode to go on in").select_option("auto-accept-edits")
+    card.get_by_role("button", name="Approve").click()
+    expect(panel.items("assistant").last).to_have_text("Done as planned.")
+    assert (project / "notes.txt").read_text() == "one\n"  # the edit went unasked, as Accept edits lets it
+    expect(page.get_by_role("button", name="Allow", exact=True)).to_have_count(0)
+    expect(switch).to_have_value("auto-accept-edits")
