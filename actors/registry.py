@@ -29,7 +29,7 @@ from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, s
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from actors.provider_list import provider_list
-from storage.accounts import LastPicked, home_of, unknown_account
+from storage.accounts import LastPicked, account_env, home_of, unknown_account
 from storage.chat_store import ChatStore, ChatUnreadable
 from actors.harness.saved import resume_folder, transcript_items
 
@@ -106,23 +106,30 @@ class Registry(pykka.ThreadingActor):
     # ---- the Chat API: sessions ----------------------------------------------------------------
 
     def create_session(self, harness_id: str, root: str, command: tuple[str, ...], model: str | None,
-                       resume_id: str | None, runtime_mode: str = SESSION_DEFAULT):
+                       resume_id: str | None, runtime_mode: str = SESSION_DEFAULT, choice: dict | None = None):
         """A new session's record; for a resume, an AsyncResult of it. The CLI's files (a
         transcript may be 64 MiB) are read in a greenlet of their own on the hub's threadpool,
         so neither the hub nor this registry waits for them: other pages are served meanwhile.
         ``runtime_mode``: what a conversation new to devhostd starts in (the mode last picked for
-        the folder); a closed one resumed keeps its own."""
+        the folder); a closed one resumed keeps its own. ``choice``: ``{"account": name}`` when the
+        page picked one (None: the default account), else the one last picked for the provider; a
+        saved conversation is looked for under that account's config home."""
         harness = HARNESSES.get(harness_id)
         if harness is None:
             raise ChatError("bad-request", f"unknown harness {harness_id!r}; use one of: {', '.join(HARNESSES)}")
         if runtime_mode not in RUNTIME_MODES:
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
+        provider = HARNESS_PROVIDERS[harness_id]
+        account = self._account_for(provider, choice or {})
+        if choice and "account" in choice:
+            self.account_picked(provider, account)
         if not resume_id:
-            return self._new_session(harness, root, command, model, None, None, runtime_mode=runtime_mode)
+            return self._new_session(harness, root, command, model, None, None, runtime_mode=runtime_mode,
+                                     account=account)
         here = self._holders(harness, root, resume_id)  # what needs no file is refused now
         answer = gevent.event.AsyncResult()
-        spawn_logged(_read_saved, self.actor_ref, harness, (root, command, model, resume_id, runtime_mode), not here,
-                     self._environment, answer)
+        spawn_logged(_read_saved, self.actor_ref, harness, (root, command, model, resume_id, runtime_mode, account),
+                     not here, {**self._environment, **account_env(self._accounts(), provider, account)}, answer)
         return answer
 
     @guarded
@@ -138,7 +145,7 @@ class Registry(pykka.ThreadingActor):
             raise
 
     def _resume(self, harness, request: tuple, cwd: str | None, workdir: str | None, imported: list | None) -> dict:
-        root, command, model, resume_id, runtime_mode = request
+        root, command, model, resume_id, runtime_mode, account = request
         here = self._holders(harness, root, resume_id)  # again: a chat may hold it since
         if cwd is None:
             raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
@@ -151,14 +158,15 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("conflict",
                             "the session that held that conversation was removed meanwhile; resume it again")
         # A conversation devhostd never held: its transcript becomes the chat's first items.
-        return self._new_session(harness, root, command, model, resume_id, imported, workdir, runtime_mode)
+        return self._new_session(harness, root, command, model, resume_id, imported, workdir, runtime_mode, account)
 
     def _new_session(self, harness, root: str, command: tuple[str, ...], model: str | None, resume_id: str | None,
-                     imported: list | None, workdir: str | None = None, runtime_mode: str = SESSION_DEFAULT) -> dict:
+                     imported: list | None, workdir: str | None = None, runtime_mode: str = SESSION_DEFAULT,
+                     account: str | None = None) -> dict:
         chat_id = self._new_id()
         # A panel conversation asks before edits and commands until the person picks a mode.
         ref = self._start(chat_id=chat_id, harness=harness, cwd=root, command=command, model=model,
-                         runtime_mode=runtime_mode, store=self._store,
+                         runtime_mode=runtime_mode, account=account, store=self._store,
                          clients=self._clients, registry=self.actor_ref, resume=resume_id, open_session=True,
                          start_cli=True, resuming_on=self._resuming_on, imported=imported, workdir=workdir,
                          **self._chat_options)

@@ -111,6 +111,18 @@ def plan(payload: dict) -> bool | None:
     return value
 
 
+def account(payload: dict):
+    """The account a request names (``account``): a manifest name (never a path), None for the
+    CLI's default account, or ``...`` when it names none (the chat keeps its own)."""
+    if "account" not in payload:
+        return ...
+    value = payload["account"]
+    if value is not None and not (isinstance(value, str) and 1 <= len(value) <= 64):
+        raise Invalid("`account` is the name of one of the manifest's [accounts.<provider>.<name>], "
+                      "or null for the CLI's default account")
+    return value
+
+
 def resume_at_reset(payload: dict, required: bool) -> bool | None:
     value = payload.get("resumeAtReset")
     if (value is not None or required) and not isinstance(value, bool):

@@ -33,7 +33,8 @@ def _body(properties: dict, required: list[str]) -> dict:
 SESSION_BODY = _body({
     "harness": {"type": "string", "enum": ["claude-code", "codex"]},
     "pageURL": {"type": "string"}, "target": {"type": "string", "enum": ["project", "devhost"]},
-    "model": {"type": "string"}, "resumeId": {"type": "string"}}, ["harness", "pageURL", "target"])
+    "model": {"type": "string"}, "resumeId": {"type": "string"},
+    "account": {"oneOf": [{"type": "string"}, {"type": "null"}]}}, ["harness", "pageURL", "target"])
 POSITION_BODY = _body({"position": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
     "left": {"type": "number"}, "top": {"type": "number"}}, "required": ["left", "top"]}]}}, ["position"])
 MODE_BODY = _body({"runtimeMode": {"type": "string", "enum": ["supervised", "auto-accept-edits", "auto",

@@ -19,7 +19,7 @@ Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approv
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
 in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
 {taskId}`` and ``stopSubagent {subagentId}`` for background work; ``configure
-{resumeAtReset?, runtimeMode?, plan?}`` for the take-up of a turn that stopped on a usage limit
+{resumeAtReset?, runtimeMode?, plan?, account?}`` for the take-up of a turn that stopped on a usage limit
 and the session's runtime mode (web/mode_switch.py: also remembered for the checkout's next
 conversation), and whether it plans first; an ``approve`` of a plan may name the
 ``runtimeMode`` to go on in; ``bookmark {itemId,
@@ -122,7 +122,7 @@ def _settle(context, chat, root: str, command: dict, sink) -> None:
             chat.stop_task(command["taskId"]).get(timeout=ASK_TIMEOUT)
         elif command["type"] == "configure":
             warning = switch(context, chat, root, command["runtimeMode"], command["plan"],
-                             resume_at_reset=command["resumeAtReset"])
+                             resume_at_reset=command["resumeAtReset"], account=command["account"])
             if warning:
                 sink.push(frame({"type": "error", "message": warning}))
         elif command["type"] == "bookmark":
@@ -173,10 +173,11 @@ def _parse(message):
 
 def _configure(value: dict) -> dict:
     command = {"type": "configure", "resumeAtReset": rules.resume_at_reset(value, required=False),
-               "runtimeMode": rules.runtime_mode(value), "plan": rules.plan(value)}
-    if all(command[key] is None for key in ("resumeAtReset", "runtimeMode", "plan")):
+               "runtimeMode": rules.runtime_mode(value), "plan": rules.plan(value), "account": rules.account(value)}
+    if all(command[key] is None for key in ("resumeAtReset", "runtimeMode", "plan")) and command["account"] is ...:
         raise rules.Invalid("configure takes resumeAtReset (true or false), runtimeMode (one of: "
-                            f"{', '.join(RUNTIME_MODES)}) or plan (true or false)")
+                            f"{', '.join(RUNTIME_MODES)}), plan (true or false) or account (a manifest name, "
+                            "or null for the CLI's default)")
     return command
 
 

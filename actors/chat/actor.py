@@ -155,7 +155,8 @@ class Chat(pykka.ThreadingActor):
                   "projectRootPath": self.link.root, "status": self._status(), "model": self.link.model,
                   "title": info.get("suggestedTitle"), "createdAt": info.get("createdAt"),
                   # asked, and what the CLI runs under (narrower where it has no setting as wide)
-                  "runtimeMode": self.link.runtime_mode, "effectiveRuntimeMode": self.link.effective_mode}
+                  "runtimeMode": self.link.runtime_mode, "effectiveRuntimeMode": self.link.effective_mode,
+                  "account": info.get("account")}  # the manifest's name; None: the CLI's default home
         if info.get("permissionMode"):
             record["permissionMode"] = info["permissionMode"]  # "plan" while the agent plans
         if self.link.native_id:
@@ -435,6 +436,7 @@ class Chat(pykka.ThreadingActor):
     @guarded
     def on_cli_exit(self, process_serial: int, code, stderr_tail: str) -> None:
         if self.link.exited(process_serial):
+            self.skills.reported(None)  # a skills.list it never answered: the disk answers now
             self.session.cli_exited(code, stderr_tail)
 
     # ---- the heartbeat -------------------------------------------------------------------------

@@ -148,6 +148,8 @@ class Session:
             chat.swap.asked()
             chat.account_picked(account)
         chat.durable.update_info(drop=drop, **changes)
+        if account is not ...:
+            chat.publish()  # the session's record names its account
         if resume_at_reset is not None and not resume_at_reset:
             chat.take_up.lapse()
         elif resume_at_reset and "resumeAt" not in info and limits.owed_when_switched_on(info.get("limit"), now_ms()):

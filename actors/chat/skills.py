@@ -46,10 +46,11 @@ class Skills:
 
     def on_disk(self) -> list[dict]:
         chat = self._chat
+        env = {**os.environ, **chat.link.home_env()}  # the chat's account's config home
         if chat.harness.HARNESS_ID == "codex":
-            folders, home = skill_rules.CODEX_FOLDERS, codex_dir(dict(os.environ))
+            folders, home = skill_rules.CODEX_FOLDERS, codex_dir(env)
         else:
-            folders, home = skill_rules.CLAUDE_FOLDERS, claude_dir(dict(os.environ))
+            folders, home = skill_rules.CLAUDE_FOLDERS, claude_dir(env)
         return on_threadpool(skill_rules.on_disk, folders, chat.link.root, home)
 
     def pick(self, names: list[str]) -> tuple[tuple[str, str | None], ...]:

@@ -14,6 +14,7 @@ import os
 from actors.harness.claude.saved import claude_items, claude_transcript, list_claude
 from actors.harness.codex.saved import codex_items, codex_transcript, list_codex
 from actors.harness.transcripts import inside
+from storage.accounts import HOME_VARIABLES
 
 
 def resume_folder(recorded_cwd: str | None, root: str) -> str | None:
@@ -27,12 +28,25 @@ def resume_folder(recorded_cwd: str | None, root: str) -> str | None:
 
 
 LISTERS = {"claude-code": list_claude, "codex": list_codex}
+PROVIDER_OF = {"claude-code": "claude", "codex": "codex"}  # the manifest's [accounts.<provider>] names
 TRANSCRIPTS = {"claude-code": (claude_transcript, claude_items), "codex": (codex_transcript, codex_items)}
 
 
-def saved_conversations(root: str, env: dict) -> list[dict]:
-    """The CLIs' saved conversations of ``root`` (and folders in it), newest first."""
-    found = [c for lister in LISTERS.values() for c in lister(root, env)]
+def saved_conversations(root: str, env: dict, accounts: dict | None = None) -> list[dict]:
+    """The CLIs' saved conversations of ``root`` (and folders in it), newest first, under the
+    CLI's default home and each of the manifest's ``accounts`` ({provider: {name: home}}); each
+    says its ``account`` (None: the default), so resuming it reads the home it is kept in. A home
+    two names share lists its conversations once, under the first."""
+    found, seen = [], set()
+    for harness_id, lister in LISTERS.items():
+        provider = PROVIDER_OF[harness_id]
+        homes = [(None, {})] + [(name, {HOME_VARIABLES[provider]: home})
+                                for name, home in sorted(((accounts or {}).get(provider) or {}).items())]
+        for name, home_env in homes:
+            for conversation in lister(root, {**env, **home_env}):
+                if conversation["nativeSessionId"] not in seen:
+                    seen.add(conversation["nativeSessionId"])
+                    found.append({**conversation, "account": name})
     return sorted(found, key=lambda c: c.get("updatedAt") or 0, reverse=True)
 
 

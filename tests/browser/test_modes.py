@@ -37,6 +37,7 @@ def test_the_switch_changes_the_mode_a_command_that_asked_under_ask_runs_unasked
     panel = Panel(page, daemon).open()
     switch = page.get_by_role("combobox", name="Mode", exact=True)
     expect(switch).to_have_value("supervised")  # nothing picked for this checkout yet
+    expect(panel.find("select.account")).to_be_hidden()  # one account (the CLI's default): no choice
     expect(switch).to_have_accessible_description("Asks you before every file edit and every command.")
     panel.send("make a file")
     allow = page.get_by_role("button", name="Allow", exact=True)

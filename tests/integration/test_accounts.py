@@ -2,56 +2,25 @@
 manifest, reach the model with their own keys (the setup measured in
 tests/fixtures/record_modes.py ``claude_accounts`` / ``codex_accounts``).
 
-Claude Code: each home has a ``.credentials.json`` OAuth login, and devhostd's environment has
-no ANTHROPIC_API_KEY (the CLI would use it under every home). Codex: each CODEX_HOME has its own
-``auth.json`` key and a provider that takes the login's key (``requires_openai_auth``).
+The homes and their logins: tests/accounts.py.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from devhostd.core_client import CoreRequestError
+from tests.accounts import NAMES, homes, turn_keys, without_api_key  # noqa: F401 - homes: a fixture
 from tests.integration.chats import items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import message_text as anthropic_text, text_reply as anthropic_reply, tool_use_reply
 from tests.mock_openai import text_reply as openai_reply
-from tests.peers import codex_env
-
-NAMES = ("work", "personal")
-
-
-@pytest.fixture
-def homes(tmp_path, stack, openai):
-    """{(provider, name): config home}, each with its own login."""
-    made = {}
-    for name in NAMES:
-        claude_home = tmp_path / f"claude-{name}"
-        claude_home.mkdir()
-        (claude_home / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
-            "accessToken": f"sk-ant-oat01-{name}", "refreshToken": f"sk-ant-ort01-{name}",
-            "expiresAt": 4102444800000, "scopes": ["user:inference", "user:profile"], "subscriptionType": "pro"}}))
-        env = codex_env(tmp_path / f"codex-{name}", openai.url, approval_policy="on-request",
-                        project_dirs=(stack / "project",))
-        codex_home = tmp_path / f"codex-{name}" / ".codex"
-        config = (codex_home / "config.toml").read_text()
-        (codex_home / "config.toml").write_text(
-            config.replace('env_key = "MOCK_OPENAI_API_KEY"', "requires_openai_auth = true"))
-        (codex_home / "auth.json").write_text(json.dumps({"auth_mode": "apikey", "OPENAI_API_KEY": f"sk-{name}-key"}))
-        assert env["CODEX_HOME"] == str(codex_home)
-        made["claude", name], made["codex", name] = str(claude_home), str(codex_home)
-    with open(stack / "devhost.toml", "a") as manifest:
-        for (provider, name), home in made.items():
-            manifest.write(f"[accounts.{provider}.{name}]\nconfig_home = {json.dumps(home)}\n")
-    return made
 
 
 @pytest.fixture
 def daemon_env(daemon_env, homes):
-    """The usual environment, without the API key every Claude Code home would use."""
-    return {key: value for key, value in daemon_env.items() if key != "ANTHROPIC_API_KEY"}
+    return without_api_key(daemon_env)
 
 
 def turn(core, chat_id: str, text: str) -> None:
@@ -62,11 +31,6 @@ def turn(core, chat_id: str, text: str) -> None:
                            and e["payload"]["event"]["item"]["state"] != "running", timeout=90,
                            what=f"the end of {turn_id}")["payload"]["event"]["item"]
     assert item["state"] == "done", item
-
-
-def turn_keys(server, since: int = 0) -> list[str]:
-    return [entry["headers"].get("authorization") or entry["headers"].get("x-api-key")
-            for entry in server.log[since:] if entry["kind"] == "turn"]
 
 
 def test_two_claude_accounts_reach_the_model_with_their_own_logins(core, daemon, mock, stack, homes):
@@ -167,3 +131,71 @@ def test_a_subagents_transcript_is_read_from_the_chats_account_home(core, daemon
     assert list(Path(homes["claude", "work"]).glob("projects/*/*/subagents/*.jsonl"))
     whole = core.chats.subagent("s", agent["id"])
     assert [i["text"] for i in whole["items"] if i["kind"] == "user"] == [prompt]
+
+
+# ---- the panel's accounts: the Chat API's sessions and page sockets ---------------------------
+
+def page_turn(thread, text: str) -> None:
+    """One message from the page, to the end of its turn."""
+    command_id = thread.send_message(text)
+    thread.wait_item(lambda i: i["kind"] == "turn" and i["state"] == "done" and i.get("commandId", command_id)
+                     == command_id, timeout=90, what=f"the end of the turn of {text!r}")
+
+
+def test_a_page_session_runs_under_the_account_the_panel_picked_and_moves_while_it_can(daemon, mock, homes):
+    status, answer = daemon.request("GET", f"/__devhost__/chat/harnesses?{daemon.query()}", origin=None)
+    assert status == 200
+    claude = next(h for h in answer["harnesses"] if h["id"] == "claude-code")
+    # The default home (no login in the test's HOME) and the manifest's two, by name; no path.
+    assert [(a["name"], a["signedIn"]) for a in claude["accounts"]] == [(None, False), ("personal", True),
+                                                                          ("work", True)]
+    assert claude["account"] is None  # nothing picked yet
+
+    mock.add(anthropic_reply("hello personal"))
+    record = daemon.create_session(account="work")
+    assert record["account"] == "work"
+    thread = daemon.connect_thread(record["id"])
+    # The panel's picker on an open conversation: the chat core's configure, by the page socket.
+    thread.send({"type": "configure", "account": "personal"})
+    thread.wait_for(lambda f: f["type"] == "state" and f["session"]["account"] == "personal",
+                    what="the session's record under the new account")
+    before = len(mock.log)
+    page_turn(thread, "hi from the page")
+    assert set(turn_keys(mock, before)) == {"Bearer sk-ant-oat01-personal"}
+    # Once the CLI keeps the conversation under personal's home, work's cannot read it: refused.
+    thread.send({"type": "configure", "account": "work"})
+    refused = thread.wait_for(lambda f: f["type"] == "error", what="the refusal")["message"]
+    assert "work" in refused and "personal" in refused, refused
+    assert daemon.sessions()[0]["account"] == "personal"
+    thread.close()
+
+    # The last pick is what the next conversation gets, and what the picker shows.
+    assert daemon.create_session()["account"] == "personal"
+    status, answer = daemon.request("GET", f"/__devhost__/chat/harnesses?{daemon.query()}", origin=None)
+    assert next(h for h in answer["harnesses"] if h["id"] == "claude-code")["account"] == "personal"
+
+
+def test_a_page_asking_for_an_account_the_manifest_does_not_name_is_told_which_there_are(daemon, homes):
+    body = {"harness": "claude-code", "pageURL": daemon.page(), "target": "project"}
+    status, answer = daemon.request("POST", "/__devhost__/chat/sessions", {**body, "account": "wrok"})
+    assert status == 400 and "personal, work" in answer["error"], answer
+    status, answer = daemon.request("POST", "/__devhost__/chat/sessions", {**body, "account": ["/etc"]})
+    assert status == 400 and "account must be the name of one of the manifest's accounts" in answer["error"]
+    record = daemon.create_session(account="work")
+    thread = daemon.connect_thread(record["id"])
+    thread.send({"type": "configure", "account": 7})
+    refused = thread.wait_for(lambda f: f["type"] == "error")["message"]
+    assert "`account` is the name of one of the manifest's" in refused
+    thread.send({"type": "configure", "account": "wrok"})
+    assert "personal, work" in thread.wait_for(lambda f: f["type"] == "error" and "wrok" in f["message"])["message"]
+    thread.close()
+
+
+def test_a_clients_preferred_account_is_what_its_new_chats_get(core, daemon, stack):
+    core.chats.set_preferences(accounts={"codex": "personal"})
+    assert core.chats.create("p", provider="codex", cwd=str(stack / "project"))["account"] == "personal"
+    assert core.chats.create("d", provider="codex", cwd=str(stack / "project"), account=None)["account"] is None
+    assert core.chats.create("c", provider="claude", cwd=str(stack / "project"))["account"] is None
+    core.chats.set_preferences(accounts={"claude": "nobody"})
+    with pytest.raises(CoreRequestError, match="personal, work"):
+        core.chats.create("n", provider="claude", cwd=str(stack / "project"))

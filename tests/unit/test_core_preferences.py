@@ -39,6 +39,14 @@ def test_the_newest_of_the_connected_clients_wins_and_leaves_with_its_client():
     assert held.defaults_for({}) == {}
 
 
+def test_a_preferred_account_goes_to_a_create_of_its_provider_that_names_none():
+    held = prefs.Preferences()
+    held.set(object(), prefs.read({"accounts": {"codex": "work"}, "changedAt": 1}))
+    assert held.defaults_for({"provider": "codex"}) == {"account": "work"}
+    assert held.defaults_for({"provider": "codex", "account": None}) == {}  # null: the default, as asked
+    assert held.defaults_for({"provider": "claude"}) == {}
+
+
 def test_set_preferences_is_for_a_connected_client_only():
     answer = CoreService(registry=None, clients=None).handle(
         {"id": "1", "type": "chat.setPreferences", "payload": {"runtimeMode": "auto"}})

@@ -101,6 +101,19 @@ def test_both_clis_are_listed_together_newest_first(tmp_path):
     assert [c["updatedAt"] for c in both] == sorted((c["updatedAt"] for c in both), reverse=True)
 
 
+def test_each_accounts_home_is_listed_and_each_conversation_says_which_account_keeps_it(tmp_path):
+    env = claude_home(tmp_path / "me", "renamed-session")  # the CLI's default home, under HOME
+    work = tmp_path / "work"
+    claude_home(work, "renamed-session", "print-mode-tool-call-and-resume")  # its .claude: a config home
+    accounts = {"claude": {"work": str(work / ".claude"), "same": str(tmp_path / "me" / ".claude")}}
+    listed = saved_conversations(CLAUDE_ROOT, env, accounts)
+    by_account = sorted((c["account"] or "", c["nativeSessionId"][:8]) for c in listed)
+    # The default home's one, work's two (their ids repeat the default's file names: listed once,
+    # under the first home that has it) and nothing twice for "same", which is the default home.
+    assert by_account == [("", "00000000"), ("work", "00000001")], by_account
+    assert [c["account"] for c in saved_conversations(CLAUDE_ROOT, env)] == [None]
+
+
 def test_a_file_is_read_again_only_when_its_size_or_time_changed(tmp_path):
     from actors.harness import transcripts as saved
     path = tmp_path / "one.jsonl"

@@ -16,7 +16,7 @@ def test_stops_configure_and_bookmarks_are_read_as_the_cores_requests():
     assert parse({"type": "stopTask", "taskId": "t1"}) == {"type": "stopTask", "taskId": "t1"}
     assert parse({"type": "stopSubagent", "subagentId": "g:sub-1"}) == {"type": "stopSubagent", "subagentId": "g:sub-1"}
     assert parse({"type": "configure", "resumeAtReset": False}) == \
-        {"type": "configure", "resumeAtReset": False, "runtimeMode": None, "plan": None}
+        {"type": "configure", "resumeAtReset": False, "runtimeMode": None, "plan": None, "account": ...}
     assert parse({"type": "bookmark", "itemId": "user-1", "name": "the ask"}) == \
         {"type": "bookmark", "itemId": "user-1", "name": "the ask"}
     assert parse({"type": "unbookmark", "itemId": "user-1", "name": "ignored"}) == \
@@ -30,7 +30,7 @@ def test_stops_configure_and_bookmarks_are_read_as_the_cores_requests():
      "runtimeMode must be one of: supervised, auto-accept-edits, auto, full-access"),
     ({"type": "configure", "plan": "on"}, "plan must be true"),
     ({"type": "configure"}, "configure takes resumeAtReset (true or false), runtimeMode (one of: supervised, "
-                            "auto-accept-edits, auto, full-access) or plan"),
+                            "auto-accept-edits, auto, full-access), plan (true or false) or account"),
     ({"type": "bookmark"}, "bookmark needs the itemId"),
     ({"type": "bookmark", "itemId": "x" * 301}, "bookmark needs the itemId"),
     ({"type": "bookmark", "itemId": "user-1", "name": 5}, "a bookmark's name must be text"),
@@ -44,9 +44,16 @@ def test_a_command_that_cannot_be_read_is_refused_saying_what_to_send(frame, wor
 
 def test_configure_sets_the_sessions_mode_or_asks_for_a_plan():
     assert parse({"type": "configure", "runtimeMode": "full-access", "plan": False}) == \
-        {"type": "configure", "resumeAtReset": None, "runtimeMode": "full-access", "plan": False}
+        {"type": "configure", "resumeAtReset": None, "runtimeMode": "full-access", "plan": False, "account": ...}
     assert parse({"type": "configure", "plan": True}) == \
-        {"type": "configure", "resumeAtReset": None, "runtimeMode": None, "plan": True}
+        {"type": "configure", "resumeAtReset": None, "runtimeMode": None, "plan": True, "account": ...}
+
+
+def test_configure_moves_the_session_to_an_account_by_name_or_to_the_default():
+    assert parse({"type": "configure", "account": "work"})["account"] == "work"
+    assert parse({"type": "configure", "account": None})["account"] is None  # null: the CLI's default home
+    with pytest.raises(CommandError, match="or null for the CLI's default account"):
+        parse({"type": "configure", "account": 5})
 
 
 def test_a_plans_approval_may_name_the_mode_to_go_on_in():

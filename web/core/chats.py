@@ -24,7 +24,7 @@ def create(service, payload, client):
         model = payload["selection"].get("model")
         clean["selection"] = {"model": model if isinstance(model, str) else None}
     if "account" in payload:  # absent: the provider's last picked; null: the CLI's default home
-        clean["account"] = _account(payload)
+        clean["account"] = checked(rules.account, payload)
     return get(service.registry.create_chat(clean))
 
 
@@ -41,7 +41,7 @@ def configure(service, payload, client):
     runtime_mode = checked(rules.runtime_mode, payload)
     plan = checked(rules.plan, payload)
     resume_at_reset = checked(rules.resume_at_reset, payload, False)
-    account = _account(payload) if "account" in payload else ...
+    account = checked(rules.account, payload)
     return get(chat_of(service, payload).configure(model, runtime_mode, resume_at_reset, _restart_words(payload),
                                                    plan, account))
 
@@ -153,15 +153,6 @@ def fork(service, payload, client):
 
 def continue_on(service, payload, client):
     raise ChatError("chat-unsupported", "This host does not continue a chat under another account")
-
-
-def _account(payload) -> str | None:
-    """An account's name as a request gives it: a manifest name (never a path), or null."""
-    value = payload["account"]
-    if value is not None and not (isinstance(value, str) and 1 <= len(value) <= 64):
-        raise ChatError("bad-request", "`account` is the name of one of the manifest's [accounts.<provider>.<name>], "
-                                       "or null for the CLI's default account")
-    return value
 
 
 def providers(service, payload, client):

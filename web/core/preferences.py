@@ -4,9 +4,10 @@ Each client on the core socket may state its preferences: ``runtimeMode``,
 ``terminalRuntimeMode``, ``selections`` (per provider: ``{model, …}``), ``accounts`` (per provider:
 an account's name) and ``changedAt`` (ms; the time of the daemon's clock when absent). Of every
 connected client's, the newest ``changedAt`` wins; a client's are dropped when it disconnects. A
-``chat.create`` whose payload names no ``runtimeMode`` or ``selection`` gets the winner's (for the
-provider it creates). ``terminalRuntimeMode`` and ``accounts`` are kept and answered back by
-nothing yet: this host runs no terminal chats, and its create takes no account.
+``chat.create`` whose payload names no ``runtimeMode``, ``selection`` or ``account`` gets the
+winner's (for the provider it creates): a preferred account the manifest does not name is refused
+as the payload's own would be. ``terminalRuntimeMode`` is kept and answered back by nothing yet:
+this host runs no terminal chats.
 """
 from __future__ import annotations
 
@@ -85,6 +86,9 @@ class Preferences:
         model = ((preferences.get("selections") or {}).get(provider) or {}).get("model")
         if not isinstance(payload.get("selection"), dict) and isinstance(model, str) and model:
             added["selection"] = {"model": model}
+        account = (preferences.get("accounts") or {}).get(provider)
+        if "account" not in payload and account:
+            added["account"] = account
         return added
 
 

@@ -52,13 +52,19 @@ def install(app, context) -> None:
         if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
                                       or not set(resume_id) <= _UUID_CHARS):
             raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
+        choice = {}
+        if "account" in body:  # the page's pick (null: the CLI's default account); else the last picked
+            if body["account"] is not None and not isinstance(body["account"], str):
+                raise Refusal(400, "account must be the name of one of the manifest's accounts, or null for the "
+                                   "CLI's default")
+            choice["account"] = body["account"]
         command = command_for(harness, context.manifests.current().commands)
         missing = unavailable(harness, command)
         if missing:
             raise Refusal(400, f"harness {harness} is not available: {missing}")
         record = edge.ask(context.registry.create_session(harness, directory, command, model,
                                                           resume_id.lower() if resume_id else None,
-                                                          remembered_mode(context, directory)))
+                                                          remembered_mode(context, directory), choice))
         if isinstance(record, gevent.event.AsyncResult):  # a resume: the CLI's files are read meanwhile
             record = edge.waited(record, RESUME_TIMEOUT,
                                  busy="the daemon is still reading that conversation; try again in a moment")
@@ -77,7 +83,8 @@ def install(app, context) -> None:
         directory = directory_from_query()
         held = {record.get("nativeSessionId") for record in edge.ask(context.registry.sessions(directory))}
         # File work on the hub's threadpool: reading many transcripts never holds the hub.
-        found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ)))
+        found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ),
+                                                                        context.manifests.current().accounts))
         return json_answer({"conversations": [c for c in found if c["nativeSessionId"] not in held]})
 
     @app.post("/__devhost__/chat/sessions/<session_id>/close")

@@ -49,8 +49,10 @@ export const api = {
   sessions: (target) => call("GET", `/__devhost__/chat/sessions?${query(target)}`).then((v) => v.sessions),
   /** The CLIs' own saved conversations of this folder that no session holds (begun in a terminal). */
   saved: (target) => call("GET", `/__devhost__/chat/saved?${query(target)}`).then((v) => v.conversations),
-  createSession: ({ harness, target, model, resumeId }) => call("POST", "/__devhost__/chat/sessions", {
+  /** `account`: a manifest name, null for the CLI's default; left out, devhostd uses the last picked. */
+  createSession: ({ harness, target, model, resumeId, account }) => call("POST", "/__devhost__/chat/sessions", {
     harness, target, pageURL: pageURL(), ...(model ? { model } : {}), ...(resumeId ? { resumeId } : {}),
+    ...(account !== undefined ? { account } : {}),
   }),
   closeSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/close?${query(target)}`),
   /** The mode a new conversation of this checkout starts in (the one last picked for it). */

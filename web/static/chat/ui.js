@@ -8,6 +8,7 @@ import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
+import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
@@ -41,6 +42,8 @@ export class Panel {
     this.pendingPlan = false; // Plan picked with no conversation open: asked for as the next one starts
     this.modeAsked = null; // a pick sent to the session that its info does not show yet
     this.modeBeforePlan = null; // what a plan approved goes on in by default
+    this.pickedAccount = {}; // harness id -> the account (a name, null: the default) a new conversation gets
+    this.accountAsked = undefined; // an account sent to the session that its info does not show yet
     this._build();
   }
 
@@ -64,6 +67,10 @@ export class Panel {
                            onclick: () => this.setOpen(false) }, "×"),
       harness: $("select", { class: "harness", "aria-label": "Harness", onchange: (e) => this.pickHarness(e.target.value) }),
       model: $("select", { class: "model", "aria-label": "Model", onchange: (e) => this.pickModel(e.target.value) }),
+      // Shown only when the harness's provider has more than one login (accounts.js).
+      account: $("select", { class: "account", "aria-label": "Account", hidden: true,
+                             title: "Which login of the CLI the agent runs under", onchange: (e) => this.pickAccount(e.target.value) }),
+      accountNotice: $("div", { class: "account-notice", role: "status", hidden: true }),
       // What the agent may do without asking; the line under it says what the picked mode lets it do.
       mode: $("select", { class: "mode", "aria-label": "Mode", "aria-describedby": "devhost-mode-line",
                           title: "What the agent may do without asking you", onchange: (e) => this.pickMode(e.target.value) },
@@ -96,8 +103,8 @@ export class Panel {
       u.side, u.close);
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
       u.header, reloads.notice, reloads.strip, reloads.outcome,
-      $("div", { class: "row" }, u.harness, u.model, u.mode),
-      u.modeLine, u.modeNotice,
+      $("div", { class: "row" }, u.harness, u.model, u.account, u.mode),
+      u.modeLine, u.modeNotice, u.accountNotice,
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, u.log,
@@ -271,6 +278,7 @@ export class Panel {
     this._disconnect();
     this.session = record;
     this.modeAsked = null;
+    this.accountAsked = undefined;
     this.logView.show(record.chatId);
     this.transcript = new Transcript(record.harness);
     this.firstSnapshot = true;
@@ -323,7 +331,8 @@ export class Panel {
     if (!id) return this.detach();
     if (id.startsWith("saved:")) {
       const [, harness, nativeId] = id.split(":");
-      return this.resumeSaved(harness, nativeId);
+      const saved = this.saved.find((c) => c.nativeSessionId === nativeId);
+      return this.resumeSaved(harness, nativeId, saved?.account);
     }
     const record = this.sessions.find((s) => s.id === id);
     if (record) this.attach(record);
@@ -344,7 +353,8 @@ export class Panel {
     if (!closed?.nativeSessionId) return;
     try {
       const record = await api.createSession({ harness: closed.harness, target: this.store.state.target,
-                                               model: closed.model || "", resumeId: closed.nativeSessionId });
+                                               model: closed.model || "", resumeId: closed.nativeSessionId,
+                                               ...("account" in closed ? { account: closed.account } : {}) });
       await this._refreshSessions();
       this.attach(record);
     } catch (error) {
@@ -353,9 +363,11 @@ export class Panel {
   }
 
   /** A conversation begun in a terminal: resumed as a session of its own, its transcript kept. */
-  async resumeSaved(harness, nativeId) {
+  async resumeSaved(harness, nativeId, account) {
     try {
-      const record = await api.createSession({ harness, target: this.store.state.target, resumeId: nativeId });
+      // Read from the account's home it is kept in (undefined: an older daemon's list says none).
+      const record = await api.createSession({ harness, target: this.store.state.target, resumeId: nativeId,
+                                               ...(account !== undefined ? { account } : {}) });
       await this._refreshSessions();
       this.attach(record);
     } catch (error) {
@@ -587,7 +599,7 @@ export class Panel {
         const conversation = this.store.conversation;
         // devhostd starts it in the mode last picked for the checkout (pickedMode, as shown).
         const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
-                                                 model: conversation.model });
+                                                 model: conversation.model, ...this._newAccount(conversation.harness) });
         this.sessions.unshift(record); // newest first
         this.attach(record);
         planFirst = this.pendingPlan;
@@ -659,6 +671,53 @@ export class Panel {
 
   pickModel(id) {
     this.store.update(() => { this.store.conversation.model = id; });
+  }
+
+  /** The account picker: the open conversation's account (a change waits for its work: the
+      settings swap), or, with none open, the one the next conversation of this harness gets. */
+  pickAccount(value) {
+    const name = accountName(value);
+    if (this.session && this.session.status !== "closed") {
+      if (this.connection?.send({ type: "configure", account: name })) {
+        this.accountAsked = name;
+        this.pickedAccount[this.session.harness] = name; // devhostd keeps it as the last picked, too
+      } else this.hint("Not connected; the account was not changed. Pick it again once it reconnects.");
+    } else {
+      this.pickedAccount[this.store.conversation.harness] = name;
+    }
+    this._renderControls();
+  }
+
+  /** What a new conversation's request says of its account: nothing where there is no choice
+      (devhostd then uses the one last picked), else the pick shown. */
+  _newAccount(harnessId) {
+    const harness = this._harness(harnessId);
+    if (!accountChoices(harness).length) return {};
+    return { account: harnessId in this.pickedAccount ? this.pickedAccount[harnessId] : harness.account ?? null };
+  }
+
+  _renderAccount() {
+    const u = this.ui;
+    const live = this.session && this.session.status !== "closed";
+    const harnessId = this.session?.harness || this.store.conversation.harness;
+    const choices = accountChoices(this._harness(harnessId));
+    u.account.hidden = !choices.length;
+    const info = live ? this.transcript.info || this.session : null;
+    const busy = live && RUNNING.includes(this.session.status);
+    // A pick is shown as waiting until its info says so and the work it waited for is over.
+    if (live && this.accountAsked !== undefined && !busy && (info.account ?? null) === this.accountAsked) {
+      this.accountAsked = undefined;
+    }
+    let shown;
+    if (live) shown = this.accountAsked !== undefined ? this.accountAsked : info.account ?? null;
+    else shown = this._newAccount(harnessId).account ?? null;
+    u.account.replaceChildren(...choices.map((a) => el("option", {
+      value: accountValue(a.name), title: a.signedIn === false ? "No login found in this account's config home" : "",
+    }, accountLabel(a))));
+    u.account.value = accountValue(shown);
+    const notice = live && this.accountAsked !== undefined ? swapNotice(this.accountAsked, busy) : "";
+    u.accountNotice.textContent = notice;
+    u.accountNotice.hidden = !notice;
   }
 
   /** The mode switch: the open conversation's mode (devhostd remembers it for the checkout), or,
@@ -805,6 +864,7 @@ export class Panel {
     const conversation = this.store?.conversation;
     if (!conversation) return;
     this._renderMode();
+    if (this.harnesses) this._renderAccount();
 
     if (this.harnesses) {
       const current = this.session?.harness || conversation.harness;
