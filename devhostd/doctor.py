@@ -156,6 +156,8 @@ def check_accounts(report: Report, accounts: dict, env: dict) -> None:
 def check_manifest(report: Report, manifests: ManifestSource) -> None:
     manifest = manifests.current()
     report.section(f"Manifest: {manifest.path or 'none (the current folder is the one routed page)'}")
+    for warning in manifest.warnings:
+        report.line(WARN, "unknown key", warning)
     for service in manifest.services:
         if os.path.isdir(service.root):
             report.line(OK, f"{service.host}", f"folder {service.root}")

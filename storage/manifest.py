@@ -12,21 +12,29 @@ import tomllib
 from dataclasses import dataclass, field
 
 from storage.accounts import AccountsError, parse_accounts
+from storage.hosts import routability_problem
+from storage.manifest_keys import hint_for_missing, unknown_keys
 
-# The text devhost appends to each message when the manifest names no prompt.
+# The text devhost appends to each message when the manifest names no prompt. The page the person
+# chats from is served from this very checkout (its dev server reloads it as files change), so the
+# agent edits here, in place: a change made in a git worktree or another copy never shows in it.
 DEFAULT_PROMPT = """\
-You are chatting from the browser page of a service the person is developing; the running \
-app reloads from this checkout. Keep the app working while you change it: for anything \
-larger than a small fix, make the change in a git worktree on its own branch (`git worktree \
-add`), test it there, and tell the person how to review and merge it. Say which files you \
-changed and how to see the result in the page."""
+You are chatting from the browser page of a service the person is developing. That page is \
+served from this checkout and reloads by itself when its files change (its dev server's hot \
+reload), so edit the files here, in place: a change made in a git worktree, a branch checked \
+out elsewhere or a copy of the folder would not show in the page. Keep the app working while \
+you change it: make one small change at a time and check the page still works after each. The \
+person reviews your changes with `git diff`; do not commit unless asked. Say which files you \
+changed and what to look at in the page."""
 
-# The same, for a checkout that is no git repository (a worktree cannot be made there).
+# The same, for a checkout that is no git repository (there is no `git diff` to review with).
 DEFAULT_PROMPT_NO_GIT = """\
-You are chatting from the browser page of a service the person is developing; the running \
-app reloads from this folder. Keep the app working while you change it: make small changes \
-one at a time and check the page still works after each. Say which files you changed and how \
-to see the result in the page."""
+You are chatting from the browser page of a service the person is developing. That page is \
+served from this folder and reloads by itself when its files change (its dev server's hot \
+reload), so edit the files here, in place: a change made in a copy of the folder would not \
+show in the page. Keep the app working while you change it: make one small change at a time \
+and check the page still works after each. Say which files you changed and what to look at in \
+the page."""
 
 HARNESS_IDS = ("claude-code", "codex")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
@@ -55,6 +63,8 @@ class Manifest:
     resume_at_reset: bool = False  # [core]: take a turn that hit a usage limit up again when it lifts
     # [accounts.<provider>.<name>] config_home: {provider: {name: absolute config home}} (storage/accounts.py)
     accounts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # What the daemon runs despite (unknown keys): shown at start, on the control page, in the panel
+    warnings: tuple[str, ...] = ()
 
     def service_for_host(self, hostname: str) -> Service | None:
         hostname = hostname.lower().rstrip(".")
@@ -78,6 +88,8 @@ def load_manifest(path: str) -> Manifest:
             data = tomllib.load(handle)
     except FileNotFoundError:
         raise ManifestError(f"{path}: no such manifest file") from None
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot be read ({exc.strerror or exc}): fix its permissions") from None
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
     return parse_manifest(data, path)
@@ -87,7 +99,8 @@ def parse_manifest(data: dict, path: str) -> Manifest:
     base = os.path.dirname(path)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise ManifestError(f"{path}: `name` (the stack name) must be a non-empty string")
+        raise ManifestError(f"{path}: `name` (the stack name) must be a non-empty string"
+                            f"{hint_for_missing(data, 'name')}")
     services_table = data.get("services", {})
     if not isinstance(services_table, dict) or not services_table:
         raise ManifestError(f"{path}: add at least one [services.<name>] table with `host` and `root`")
@@ -98,8 +111,11 @@ def parse_manifest(data: dict, path: str) -> Manifest:
             raise ManifestError(f"{where} must be a table")
         host = table.get("host")
         if not isinstance(host, str) or not _HOSTNAME.fullmatch(host.lower()):  # `$` alone lets "x\n" pass
-            raise ManifestError(f"{where}: `host` must be a hostname such as \"app.localhost\"")
+            raise ManifestError(f"{where}: `host` must be a hostname such as \"app.localhost\""
+                                f"{hint_for_missing(table, 'host')}")
         host = host.lower()
+        if host != "127.0.0.1" and (problem := routability_problem(host, service_name)):
+            raise ManifestError(f"{where}: host {problem}")
         if host in hosts or host == "127.0.0.1":
             raise ManifestError(f"{where}: host {host!r} is already taken")
         hosts.add(host)
@@ -144,14 +160,19 @@ def parse_manifest(data: dict, path: str) -> Manifest:
     except AccountsError as exc:
         raise ManifestError(str(exc)) from None
     return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
-                    accounts=accounts, **switches)
+                    accounts=accounts, warnings=tuple(unknown_keys(data, path)), **switches)
 
 
 class ManifestSource:
-    """Hands out the current manifest, re-reading the file when its mtime or size changes."""
+    """Hands out the current manifest, re-reading the file when its mtime or size changes.
+
+    A broken edit keeps the last good manifest serving; its error stays in ``problems()`` (for the
+    control page and the panel) until the file changes again, and is logged once, when it is read.
+    """
 
     def __init__(self, path: str | None, directory: str, log=None):
         self._log = log or (lambda message: None)
+        self._broken: str | None = None  # why the file as it is now is not the manifest in use
         if path is None:
             self._path = None
             self._manifest = default_manifest(directory)
@@ -176,10 +197,24 @@ class ManifestSource:
             self._stamp = stamp
             try:
                 self._manifest = load_manifest(self._path)
+                self._broken = None
                 self._log(f"manifest reloaded: {self._path}")
+                for warning in self._manifest.warnings:
+                    self._log(f"manifest warning: {warning}")
             except ManifestError as exc:
+                self._broken = str(exc)
                 self._log(f"manifest not reloaded, keeping the last good one: {exc}")
         return self._manifest
+
+    def problems(self) -> list[dict]:
+        """What is wrong with the manifest, newest first: a broken edit (an error: the last good
+        manifest still serves), then the warnings of the manifest in use."""
+        manifest = self.current()
+        found = [{"level": "warning", "message": warning} for warning in manifest.warnings]
+        if self._broken:
+            found.insert(0, {"level": "error", "message": f"{self._broken} (the edit is not in use: devhostd "
+                                                          f"goes on with the manifest as it was last read well)"})
+        return found
 
 
 def prompt_for(manifest: Manifest, directory: str) -> str:

@@ -132,9 +132,11 @@ def test_a_missing_file_is_refused(tmp_path):
 
 # ---- [devtools.chat] -------------------------------------------------------------------------
 
-def test_without_a_prompt_the_default_worktree_workflow_is_appended(stack):
+def test_without_a_prompt_the_default_asks_for_edits_in_place_where_the_page_reloads(stack):
+    """The page is served from this checkout: the default prompt says to edit here, not in a worktree."""
     assert load_manifest(stack(APP)).prompt == DEFAULT_PROMPT
-    assert "git worktree" in DEFAULT_PROMPT
+    assert "edit the files here, in place" in DEFAULT_PROMPT and "reloads by itself" in DEFAULT_PROMPT
+    assert "git worktree add" not in DEFAULT_PROMPT and "would not show in the page" in DEFAULT_PROMPT
 
 
 def test_an_empty_prompt_is_kept_so_nothing_is_appended(stack):
@@ -255,7 +257,7 @@ def test_a_deleted_manifest_keeps_the_last_good_one(stack):
     assert source.current() == good
 
 
-def test_the_default_prompt_suggests_a_worktree_only_in_a_git_checkout(tmp_path):
+def test_the_default_prompt_names_git_diff_only_in_a_git_checkout(tmp_path):
     from storage.manifest import DEFAULT_PROMPT, DEFAULT_PROMPT_NO_GIT, default_manifest, prompt_for
     repo, plain = tmp_path / "repo", tmp_path / "plain"
     (repo / ".git").mkdir(parents=True)
@@ -265,7 +267,8 @@ def test_the_default_prompt_suggests_a_worktree_only_in_a_git_checkout(tmp_path)
     manifest = default_manifest(str(tmp_path))
     assert prompt_for(manifest, str(repo / "web" / "src")) == DEFAULT_PROMPT  # a .git in a parent counts
     assert prompt_for(manifest, str(plain)) == DEFAULT_PROMPT_NO_GIT
-    assert "worktree" in DEFAULT_PROMPT and "worktree" not in DEFAULT_PROMPT_NO_GIT
+    assert "git diff" in DEFAULT_PROMPT and "git" not in DEFAULT_PROMPT_NO_GIT
+    assert "in place" in DEFAULT_PROMPT_NO_GIT and "reloads by itself" in DEFAULT_PROMPT_NO_GIT
 
 
 def test_a_prompt_the_manifest_names_is_used_as_it_is_everywhere(tmp_path):

@@ -1,0 +1,55 @@
+"""Which keys ``devhost.toml`` knows, and what to say about one it does not.
+
+A misspelled key (``upstrem``) is otherwise silently ignored: the daemon starts, the service has
+no dev server behind it, and nothing says why. Unknown keys are warnings, not errors, so an older
+devhostd still starts on a manifest written for a newer one; each warning names the key, its
+table, and the closest key devhostd knows there.
+"""
+from __future__ import annotations
+
+import difflib
+
+# Each table's known keys; a nested dict is a table of known sub-tables, "*" any name (its
+# value the keys every such table knows). [accounts] is checked by storage/accounts.py.
+SCHEMA = {
+    "name": None,
+    "services": {"*": {"host": None, "root": None, "upstream": None}},
+    "devtools": {"chat": {"prompt": None, "claude-code": {"command": None}, "codex": {"command": None}}},
+    "core": {"resume_interrupted_turns": None, "resume_at_reset": None},
+    "accounts": None,
+}
+
+
+def unknown_keys(data: dict, path: str) -> list[str]:
+    """One warning per key of ``data`` the schema does not know, in the file's order."""
+    warnings: list[str] = []
+    _walk(data, SCHEMA, [], path, warnings)
+    return warnings
+
+
+def _walk(table: dict, schema: dict, where: list[str], path: str, warnings: list[str]) -> None:
+    for key, value in table.items():
+        if "*" in schema:
+            known = schema["*"]
+        elif key in schema:
+            known = schema[key]
+        else:
+            warnings.append(unknown_key_warning(path, where, key, list(schema)))
+            continue
+        if isinstance(known, dict) and isinstance(value, dict):
+            _walk(value, known, [*where, key], path, warnings)
+
+
+def unknown_key_warning(path: str, where: list[str], key: str, known: list[str]) -> str:
+    table = f"[{'.'.join(where)}]" if where else "the top level"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    fix = (f"did you mean `{close[0]}`?" if close else
+           f"the keys {table} knows are {', '.join(f'`{k}`' for k in known)}")
+    return f"{path}: {table}: unknown key `{key}` is ignored: {fix}"
+
+
+def hint_for_missing(table: dict, wanted: str) -> str:
+    """For a required key that is missing: the key written in its place, if one looks like it."""
+    present = [k for k in table if isinstance(k, str) and k != wanted]
+    close = difflib.get_close_matches(wanted, present, n=1, cutoff=0.6)
+    return f" (`{close[0]}` here looks like a misspelling of `{wanted}`)" if close else ""

@@ -1,0 +1,122 @@
+"""The manifest rules a person meets in the first minutes: a misspelled key is named with its table
+and what to write instead (a warning: the daemon still starts), a host no browser resolves to this
+machine is refused with the `.localhost` name to write, and a broken live edit stays visible."""
+import socket
+
+import pytest
+
+from storage.manifest import ManifestSource, load_manifest
+from tests.unit.test_manifest import APP, refusal, rewrite, stack  # noqa: F401 (stack: the fixture)
+
+
+# ---- unknown keys ----------------------------------------------------------------------------
+
+def test_a_misspelled_service_key_is_a_warning_naming_it_its_table_and_the_key_meant(stack):
+    path = stack(APP + 'upstrem = "http://127.0.0.1:3000"\n')
+    manifest = load_manifest(path)
+    assert manifest.services[0].upstream is None  # ignored, so the page is not proxied: hence the warning
+    assert manifest.warnings == (f"{path}: [services.app]: unknown key `upstrem` is ignored: did you mean `upstream`?",)
+
+
+def test_a_misspelled_top_level_key_or_table_is_named_at_the_top_level(stack):
+    path = stack('nmae = "x"\n' + APP + '[service.api]\nhost = "api.localhost"\n')
+    assert load_manifest(path).warnings == (
+        f"{path}: the top level: unknown key `nmae` is ignored: did you mean `name`?",
+        f"{path}: the top level: unknown key `service` is ignored: did you mean `services`?")
+
+
+def test_unknown_keys_in_nested_tables_name_the_table(stack):
+    path = stack(APP + """
+        [devtools.chat]
+        promt = "Run make test."
+        [devtools.chat.claude]
+        command = "claude"
+        [core]
+        resume_at_rest = true
+    """)
+    assert load_manifest(path).warnings == (
+        f"{path}: [devtools.chat]: unknown key `promt` is ignored: did you mean `prompt`?",
+        f"{path}: [devtools.chat]: unknown key `claude` is ignored: did you mean `claude-code`?",
+        f"{path}: [core]: unknown key `resume_at_rest` is ignored: did you mean `resume_at_reset`?")
+
+
+def test_an_unknown_key_like_no_known_one_lists_the_keys_of_its_table(stack):
+    path = stack(APP + 'colour = "blue"\n')
+    assert load_manifest(path).warnings == (
+        f"{path}: [services.app]: unknown key `colour` is ignored: the keys [services.app] knows are "
+        "`host`, `root`, `upstream`",)
+
+
+def test_a_manifest_of_known_keys_has_no_warnings(stack):
+    assert load_manifest(stack(APP + 'upstream = "http://127.0.0.1:3000"\n')).warnings == ()
+
+
+def test_a_missing_host_written_misspelled_is_refused_naming_the_misspelling(stack):
+    path = stack(APP.replace('host = "app.localhost"', 'hots = "app.localhost"'))
+    assert "`host` must be a hostname such as \"app.localhost\" (`hots` here looks like a misspelling of `host`)" \
+        in refusal(path)
+
+
+# ---- routable hosts --------------------------------------------------------------------------
+
+def test_a_bare_name_no_resolver_knows_is_refused_with_its_localhost_form(stack):
+    path = stack(APP.replace("app.localhost", "pantry-devhostd-test"))
+    message = refusal(path)
+    assert "[services.app]: host pantry-devhostd-test resolves to no address on this machine" in message
+    assert 'write "pantry-devhostd-test.localhost" instead: browsers resolve every *.localhost name' in message
+
+
+def test_a_non_loopback_address_is_refused(stack):
+    message = refusal(stack(APP.replace("app.localhost", "10.1.2.3")))
+    assert "host 10.1.2.3 is not a loopback address; write \"app.localhost\" instead" in message
+
+
+@pytest.mark.parametrize("host", ["localhost", "app.localhost", "a.b.localhost", "127.0.0.2"])
+def test_localhost_names_and_loopback_addresses_stay_valid(stack, host):
+    assert load_manifest(stack(APP.replace("app.localhost", host))).services[0].host == host
+
+
+def loopback_name_from_etc_hosts() -> str | None:
+    """A name this machine's /etc/hosts maps to loopback (other than localhost), if there is one."""
+    try:
+        lines = open("/etc/hosts").read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split("#")[0].split()
+        for name in fields[1:]:
+            if fields[0].startswith("127.") and "." not in name and "localhost" not in name:
+                try:
+                    if {i[4][0] for i in socket.getaddrinfo(name, None)} <= {"127.0.0.1", "::1"} | {fields[0]}:
+                        return name.lower()
+                except socket.gaierror:
+                    continue
+    return None
+
+
+def test_a_name_the_system_resolves_to_loopback_stays_valid(stack):
+    name = loopback_name_from_etc_hosts()
+    if name is None:
+        pytest.skip("this machine's /etc/hosts names no loopback host besides localhost")
+    assert load_manifest(stack(APP.replace("app.localhost", name))).services[0].host == name
+
+
+# ---- a live edit -----------------------------------------------------------------------------
+
+def test_a_broken_edit_is_a_problem_until_it_is_fixed_while_the_last_good_one_serves(stack):
+    path = stack(APP)
+    lines = []
+    source = ManifestSource(path, "/", log=lines.append)
+    assert source.problems() == []
+    rewrite(path, APP.replace("app.localhost", "pantry-devhostd-test"))
+    problems = source.problems()
+    assert source.current().services[0].host == "app.localhost"  # the last good one still serves
+    assert [p["level"] for p in problems] == ["error"]
+    assert "write \"pantry-devhostd-test.localhost\"" in problems[0]["message"]
+    assert "the edit is not in use" in problems[0]["message"]
+    source.problems()
+    assert len(lines) == 1 and lines[0].startswith("manifest not reloaded")  # logged once, when it changed
+    rewrite(path, APP + 'upstrem = "http://127.0.0.1:3000"\n')
+    assert source.problems() == [{"level": "warning", "message": f"{path}: [services.app]: unknown key `upstrem` "
+                                                                 "is ignored: did you mean `upstream`?"}]
+    assert lines[1:] == [f"manifest reloaded: {path}", "manifest warning: " + source.problems()[0]["message"]]
