@@ -38,6 +38,7 @@ from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from storage.panel_modes import PanelModes
 from devhostd import doctor
+from devhostd.port_probe import cannot_listen_message
 from web import hub_monitor, security, server as web_server
 from web.app import Context
 from web.auth import CoreAuth
@@ -45,13 +46,25 @@ from web.routing import development_source_root
 
 CODE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHUTDOWN_GRACE = 12.0
+MANIFEST_POLL = 1.0  # seconds between looks at the manifest's mtime, so a live edit is read when made
+
+# What `devhostd --help` lists besides the daemon's own options (dispatched in main()).
+SUBCOMMANDS = """\
+subcommands:
+  devhostd doctor [--config devhost.toml] [--state-dir DIR]
+                        check that chat can work here: the CLIs, their sign-in, the manifest's folders
+  devhostd visual publish --title TITLE FILE
+                        publish an HTML page in a chat (what an agent devhostd started runs)
+
+Each has its own --help."""
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="devhostd",
         description="Chat from the page you are developing with the coding-agent CLIs installed here "
-                    "(Claude Code, Codex), working in that page's own checkout.")
+                    "(Claude Code, Codex), working in that page's own checkout.",
+        epilog=SUBCOMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", metavar="devhost.toml",
                         help="the stack manifest: name, routed services (hostname -> checkout) and "
                              "[devtools.chat]. Default: ./devhost.toml if there is one; else the current "
@@ -92,6 +105,8 @@ def main(argv=None) -> int:
     except ManifestError as exc:
         print(f"devhostd: {exc}", file=sys.stderr)
         return 2
+    for warning in manifests.current().warnings:  # shown at once, and on the control page and in the panel
+        print(f"devhostd: warning: {warning}", file=sys.stderr, flush=True)
     state_dir = os.path.realpath(args.state_dir or default_state_dir())
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     orphans = proctree.sweep_orphans_of_dead_daemons()
@@ -108,7 +123,7 @@ def main(argv=None) -> int:
     try:
         server = web_server.listen(args.host, args.port)
     except OSError as exc:
-        print(f"devhostd: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"devhostd: {cannot_listen_message(args.host, args.port, exc)}", file=sys.stderr)
         return 1
     port = server.socket.getsockname()[1]
     # An agent's `devhostd visual publish` posts here (the CLIs inherit this environment).
@@ -144,6 +159,7 @@ def main(argv=None) -> int:
                       source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
     web_server.serve(server, context, started)
 
+    watcher = gevent.spawn(_watch_manifest, manifests)
     stopping = gevent.event.Event()
     gevent.signal_handler(signal.SIGTERM, stopping.set)
     gevent.signal_handler(signal.SIGINT, stopping.set)
@@ -159,6 +175,7 @@ def main(argv=None) -> int:
     stopping.wait()
 
     daemon_log("stopping: closing every session")
+    watcher.kill()
     server.stop(timeout=1)  # no new requests; open sockets are closed by their sessions below
     survivors = close_every_session(registry.proxy())
     _stop(list(reversed(started)))
@@ -168,6 +185,14 @@ def main(argv=None) -> int:
     core_lock.close()
     daemon_log("stopped")
     return 0
+
+
+def _watch_manifest(manifests: ManifestSource) -> None:
+    """Reads the manifest when it changes, not at the next request: a broken edit is logged then
+    (once) and shown on the control page and in the panel while the last good one serves."""
+    while True:
+        gevent.sleep(MANIFEST_POLL)
+        manifests.current()
 
 
 def _started(started: list, ref):

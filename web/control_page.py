@@ -16,7 +16,7 @@ def plain_page(context):
         manifest = context.manifests.current()
         hostname = request_hostname(context, environ)
         if hostname is None:
-            body = control_page_html(manifest, context.port)
+            body = control_page_html(manifest, context.port, context.manifests.problems())
         else:
             title = bottle.html_escape(f"{manifest.name}: {hostname}")
             body = (f"<!doctype html><meta charset=utf-8><title>{title}</title>"
@@ -28,7 +28,7 @@ def plain_page(context):
     return app
 
 
-def control_page_html(manifest, port: int) -> str:
+def control_page_html(manifest, port: int, problems=()) -> str:
     esc = bottle.html_escape
     rows = []
     for service in manifest.services:
@@ -45,6 +45,20 @@ def control_page_html(manifest, port: int) -> str:
             f"<meta name=viewport content=\"width=device-width, initial-scale=1\"><title>{esc(manifest.name)}</title>"
             f"<body style=\"font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 3rem auto; "
             f"padding: 0 1rem\">"
-            f"<h1>{esc(manifest.name)}</h1><p>devhostd serves this stack from {where}. Open a page to chat with "
+            f"<h1>{esc(manifest.name)}</h1>{problems_html(problems)}"
+            f"<p>devhostd serves this stack from {where}. Open a page to chat with "
             f"the coding agents in its checkout (the round button in its corner):</p>"
             f"<ul>{''.join(rows)}</ul></body></html>")
+
+
+def problems_html(problems) -> str:
+    """The manifest's problems, first on the page: a broken edit (the last good manifest serves on)
+    and unknown keys, each saying what to write instead."""
+    if not problems:
+        return ""
+    esc = bottle.html_escape
+    items = "".join(f"<li><strong>{'Error' if p['level'] == 'error' else 'Warning'}:</strong> {esc(p['message'])}</li>"
+                    for p in problems)
+    return (f"<section role=alert aria-label=\"Manifest problems\" class=manifest-problems style=\"border: 1px solid "
+            f"#c60; background: #fff4e5; padding: 0 1rem; border-radius: 6px\"><h2>The manifest needs a fix</h2>"
+            f"<ul>{items}</ul></section>")

@@ -45,7 +45,7 @@ CORE_BODY = _body({"id": {"type": "string"}, "type": {"type": "string"}, "payloa
 def document() -> dict:
     paths = {
         "/__devhost__/openapi.json": {"get": {"summary": "this document", "responses": _answers("200")}},
-        "/__devhost__/config.json": {"get": {"summary": "the stack: its name, control origin and routed services",
+        "/__devhost__/config.json": {"get": {"summary": "the stack: name, control origin, services, manifest problems",
                                              "responses": _answers("200")}},
         "/__devhost__/chat/harnesses": {"get": {"summary": "the CLIs and their models", "parameters": PAGE_QUERY,
                                                 "responses": _answers("200", "400", "403", "404")}},

@@ -23,4 +23,6 @@ def install(app, context) -> None:
             "services": [{"name": s.name, "host": s.host, "url": f"http://{s.host}:{context.port}/",
                           "projectRootPath": s.root, "proxied": bool(s.upstream)} for s in manifest.services],
             "features": {"chat": True},
+            # [{level: "error" | "warning", message}]: the panel shows them as a notice
+            "manifestProblems": context.manifests.problems(),
         })
