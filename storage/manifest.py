@@ -207,14 +207,14 @@ class ManifestSource:
         return self._manifest
 
     def problems(self) -> list[dict]:
-        """What is wrong with the manifest, newest first: a broken edit (an error: the last good
-        manifest still serves), then the warnings of the manifest in use."""
+        """What is wrong with the manifest: a broken edit (an error: the last good manifest still
+        serves; that one's warnings are left out, as they speak of a file no longer on disk), else
+        the warnings of the manifest in use."""
         manifest = self.current()
-        found = [{"level": "warning", "message": warning} for warning in manifest.warnings]
         if self._broken:
-            found.insert(0, {"level": "error", "message": f"{self._broken} (the edit is not in use: devhostd "
-                                                          f"goes on with the manifest as it was last read well)"})
-        return found
+            return [{"level": "error", "message": f"{self._broken} (the edit is not in use: devhostd goes on "
+                                                  f"with the manifest as it was last read well)"}]
+        return [{"level": "warning", "message": warning} for warning in manifest.warnings]
 
 
 def prompt_for(manifest: Manifest, directory: str) -> str:

@@ -1,12 +1,14 @@
 """A person's first minutes: the control origin's page leads to the routed pages, a folder's own
 devhost.toml is found without --config, a missing CLI is said plainly and Send waits for one, one
-Default model, and a page without a manifest asks for no saved position."""
+Default model, a page without a manifest asks for no saved position, the manifest's problems show
+in the panel and on the control page as the file is edited, and the target select says which
+folder the agent works in."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
-from tests.integration.daemon import Daemon
+from tests.integration.daemon import REPO, Daemon
 
 
 def test_the_control_origins_page_links_every_routed_page_and_its_agents(page, daemon, stack):
@@ -99,3 +101,55 @@ def test_the_session_list_names_conversations_by_their_first_message_newest_firs
     assert labels[0] == "New conversation"
     assert labels[1].startswith("Add a footer · Claude Code · ") and labels[2].startswith(
         "Why is the header blue? · Claude Code · "), labels
+
+
+def test_a_manifest_edited_live_shows_its_problems_in_the_panel_and_on_the_control_page(page, browser, daemon,
+                                                                                        stack, shots):
+    """A misspelled key shows as a warning naming the key meant; a broken edit as an error saying what
+    to write, while the page goes on working; fixing the file clears both, without a reload."""
+    manifest = stack / "devhost.toml"
+    good = manifest.read_text()
+    panel = Panel(page, daemon).open()
+    notice = panel.find(".manifest-notice")
+    expect(notice).to_be_hidden()
+    manifest.write_text(good.replace('root = "project"\n', 'root = "project"\nupstrem = "http://127.0.0.1:9"\n', 1))
+    expect(notice).to_be_visible()
+    expect(notice).to_contain_text("Warning: ")
+    expect(notice).to_contain_text("[services.app]: unknown key `upstrem` is ignored: did you mean `upstream`?")
+    manifest.write_text(good.replace('host = "other.localhost"', 'host = "pantry"'))
+    error = notice.locator("li[data-level=error]")
+    expect(error).to_contain_text('host pantry resolves to no address on this machine; '
+                                  'write "pantry.localhost" instead')
+    expect(notice.locator("li")).to_have_count(1)  # the warning spoke of the file before this edit
+    expect(notice).to_have_attribute("role", "alert")
+    shots(page, "22-manifest-notice")
+    control = browser.new_page()
+    control.goto(daemon.control_origin + "/")
+    problems = control.get_by_role("alert", name="Manifest problems")
+    expect(problems).to_contain_text('Error: ' + str(manifest))
+    expect(problems).to_contain_text('write "pantry.localhost" instead')
+    expect(control.get_by_role("link", name=daemon.page("other.localhost"))).to_have_count(1)  # the last good one
+    panel.find("textarea").fill("still here")  # the panel goes on working meanwhile
+    expect(panel.find(".send")).to_be_enabled()
+    manifest.write_text(good)
+    expect(notice).to_be_hidden()
+    control.reload()
+    expect(control.get_by_role("alert", name="Manifest problems")).to_have_count(0)
+    control.close()
+
+
+def test_the_target_select_says_which_folder_each_target_works_in(page, daemon, stack):
+    """Running devhostd from a clone, `project` and `devhost` are two checkouts: the line under the
+    header names the folder the agent works in, and each option's tooltip says which."""
+    panel = Panel(page, daemon).open()
+    select, line = panel.find("select.target"), panel.find(".target-line")
+    project = f"Works in {stack / 'project'}: this page's checkout (target \"project\")."
+    expect(line).to_have_text(project)
+    expect(select).to_have_accessible_description(project)
+    expect(select).to_have_attribute("title", f"Whose checkout the agent works in. {project}")
+    expect(select.locator("option[value=project]")).to_have_attribute("title", project)
+    devhost = f"Works in {REPO}: devhostd's own source, not this page (target \"devhost\")."
+    expect(select.locator("option[value=devhost]")).to_have_attribute("title", devhost)
+    select.select_option("devhost")
+    expect(line).to_have_text(devhost)
+    expect(panel.find(".empty")).to_contain_text(f"It works in {REPO}")

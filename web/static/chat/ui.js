@@ -9,9 +9,11 @@ import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
 import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
+import { ManifestNotice } from "./manifest_notice.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
+import { describeTarget } from "./targets.js";
 import { Transcript } from "./transcript.js";
 import { ConversationView, countdown } from "./view.js";
 
@@ -60,7 +62,7 @@ export class Panel {
       badge: $("span", { class: "badge", dataset: { status: "none" } }, "no session"),
       link: $("span", { class: "link" }),
       target: $("select", { class: "target", title: "Whose checkout the agent works in", "aria-label": "Chat target",
-                            onchange: (e) => this.setTarget(e.target.value) },
+                            "aria-describedby": "devhost-target-line", onchange: (e) => this.setTarget(e.target.value) },
         $("option", { value: "project" }, "project"), $("option", { value: "devhost" }, "devhost")),
       side: $("button", { type: "button", class: "icon side", title: "Dock on the other side", onclick: () => this.flipSide() }, "⇆"),
       close: $("button", { type: "button", class: "icon", title: "Close the chat", "aria-label": "Close the chat",
@@ -76,6 +78,7 @@ export class Panel {
                           title: "What the agent may do without asking you", onchange: (e) => this.pickMode(e.target.value) },
         MODES.map((m) => $("option", { value: m.id, title: m.line }, m.label))),
       modeLine: $("div", { class: "mode-line", id: "devhost-mode-line" }),
+      targetLine: $("div", { class: "target-line", id: "devhost-target-line" }),
       modeNotice: $("div", { class: "mode-notice", role: "status", hidden: true }),
       sessionPick: $("select", { class: "session", "aria-label": "Session", onchange: (e) => this.pickSession(e.target.value) }),
       newButton: $("button", { type: "button", class: "plain new", title: "Start a new conversation", onclick: () => this.detach() }, "New"),
@@ -96,13 +99,14 @@ export class Panel {
       layer: $("div", { class: "layer", hidden: true }),
     };
     const u = this.ui;
+    this.manifestNotice = new ManifestNotice(u.launcher);
     u.empty = $("div", { class: "empty" });
     u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.empty, u.items);
     u.header = $("header", { class: "bar", title: "Drag to move" },
       $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), reloads.toggle, u.target,
       u.side, u.close);
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
-      u.header, reloads.notice, reloads.strip, reloads.outcome,
+      u.header, u.targetLine, this.manifestNotice.ui, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model, u.account, u.mode),
       u.modeLine, u.modeNotice, u.accountNotice,
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
@@ -174,6 +178,7 @@ export class Panel {
       return;
     }
     this.config = config;
+    this.manifestNotice.start(config.manifestProblems);
     this.service = (config.services || []).find((s) => s.host === location.hostname);
     if (!this.service) {
       this.showNote(`${location.hostname} is not a routed service of ${config.name}.`);
@@ -198,6 +203,8 @@ export class Panel {
   async _enterTarget() {
     const conversation = this.store.conversation;
     this.ui.target.value = this.store.state.target;
+    describeTarget(this.ui.target, this.ui.targetLine, this.store.state.target,
+      { project: this.service.projectRootPath, devhost: this.config.devhostSourceRootPath });
     this._disconnect();
     this.session = null;
     this.transcript = new Transcript();
