@@ -3,14 +3,20 @@
 devhostd listens on loopback only, so a routed hostname works only if the browser resolves it
 to this machine. Browsers resolve ``localhost`` and every ``*.localhost`` name to loopback by
 themselves (RFC 6761; no DNS, no /etc/hosts entry needed), so those always work. Any other name
-works only where the system resolver maps it to loopback (an /etc/hosts line, a local DNS):
-``host = "pantry"`` usually resolves nowhere, and the page would never load.
+works only where the system resolver maps it to an address devhostd listens on, 127.0.0.1 or
+::1 (an /etc/hosts line, a local DNS): ``host = "pantry"`` usually resolves nowhere, and a name
+on 127.0.1.1 (Debian's line for the machine's own name) reaches no devhostd; the page would never
+load. An address (``127.0.0.2``) never worked either: devhostd listens on one address only.
 """
 from __future__ import annotations
 
 import ipaddress
 import re
 import socket
+
+
+# Where devhostd listens (``--host`` is 127.0.0.1 or ::1), and so where a page's name must lead.
+LISTENING = frozenset({"127.0.0.1", "::1"})
 
 
 def routability_problem(host: str, service: str = "app") -> str | None:
@@ -27,14 +33,15 @@ def routability_problem(host: str, service: str = "app") -> str | None:
     why = (f"write \"{suggestion}\" instead: browsers resolve every *.localhost name to this machine's "
            f"loopback address by themselves, where devhostd listens")
     if literal is not None:
-        return None if literal.is_loopback else f"{host} is not a loopback address; {why}"
+        return f"{host} is an address, not a name a page can be routed by; {why}"
     try:
         # The system resolver, as the browser asks it (/etc/hosts first). Under gevent this runs on
         # its resolver's threads, so a slow DNS server does not stop the daemon's hub.
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+        addresses = {info[4][0].split("%")[0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
     except (socket.gaierror, UnicodeError):
         return f"{host} resolves to no address on this machine; {why}"
-    elsewhere = sorted(a for a in addresses if not ipaddress.ip_address(a.split("%")[0]).is_loopback)
+    elsewhere = sorted(addresses - LISTENING)
     if elsewhere:
-        return f"{host} resolves to {', '.join(elsewhere)}, not to this machine's loopback; {why}"
+        # 127.0.1.1 too: Debian's /etc/hosts gives it to the machine's own name, but devhostd is not there
+        return f"{host} resolves to {', '.join(elsewhere)}, where devhostd does not listen; {why}"
     return None

@@ -219,7 +219,7 @@ class ManifestSource:
 
 def prompt_for(manifest: Manifest, directory: str) -> str:
     """The text appended to a message sent in ``directory``: the manifest's own prompt, or the
-    default one that fits the folder (no worktree advice where there is no git repository)."""
+    default one that fits the folder (no `git diff` to review with where there is no git repository)."""
     if manifest.prompt is DEFAULT_PROMPT and not is_git_checkout(directory):
         return DEFAULT_PROMPT_NO_GIT
     return manifest.prompt

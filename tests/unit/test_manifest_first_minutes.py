@@ -66,18 +66,29 @@ def test_a_bare_name_no_resolver_knows_is_refused_with_its_localhost_form(stack)
     assert 'write "pantry-devhostd-test.localhost" instead: browsers resolve every *.localhost name' in message
 
 
-def test_a_non_loopback_address_is_refused(stack):
-    message = refusal(stack(APP.replace("app.localhost", "10.1.2.3")))
-    assert "host 10.1.2.3 is not a loopback address; write \"app.localhost\" instead" in message
+@pytest.mark.parametrize("address", ["10.1.2.3", "127.0.0.2"])
+def test_an_address_is_refused_with_a_localhost_name_for_the_service(stack, address):
+    """devhostd listens on 127.0.0.1 only (its control origin): no other address reaches it."""
+    message = refusal(stack(APP.replace("app.localhost", address)))
+    assert f"host {address} is an address, not a name a page can be routed by; write \"app.localhost\"" in message
 
 
-@pytest.mark.parametrize("host", ["localhost", "app.localhost", "a.b.localhost", "127.0.0.2"])
+def test_a_name_on_an_address_devhostd_does_not_listen_on_is_refused():
+    from storage.hosts import routability_problem
+    name = name_in_etc_hosts(lambda address: address.startswith("127.") and address != "127.0.0.1")
+    if name is None:
+        pytest.skip("this machine's /etc/hosts names no host on a loopback address other than 127.0.0.1")
+    assert "where devhostd does not listen; write" in routability_problem(name)
+
+
+@pytest.mark.parametrize("host", ["localhost", "app.localhost", "a.b.localhost"])
 def test_localhost_names_and_loopback_addresses_stay_valid(stack, host):
     assert load_manifest(stack(APP.replace("app.localhost", host))).services[0].host == host
 
 
-def loopback_name_from_etc_hosts() -> str | None:
-    """A name this machine's /etc/hosts maps to loopback (other than localhost), if there is one."""
+def name_in_etc_hosts(wanted) -> str | None:
+    """A name (not localhost's) this machine's /etc/hosts gives an address ``wanted`` accepts, and
+    that resolves to nothing else."""
     try:
         lines = open("/etc/hosts").read().splitlines()
     except OSError:
@@ -85,9 +96,9 @@ def loopback_name_from_etc_hosts() -> str | None:
     for line in lines:
         fields = line.split("#")[0].split()
         for name in fields[1:]:
-            if fields[0].startswith("127.") and "." not in name and "localhost" not in name:
+            if wanted(fields[0]) and "localhost" not in name:
                 try:
-                    if {i[4][0] for i in socket.getaddrinfo(name, None)} <= {"127.0.0.1", "::1"} | {fields[0]}:
+                    if {i[4][0] for i in socket.getaddrinfo(name, None)} <= {fields[0], "::1"}:
                         return name.lower()
                 except socket.gaierror:
                     continue
@@ -95,9 +106,9 @@ def loopback_name_from_etc_hosts() -> str | None:
 
 
 def test_a_name_the_system_resolves_to_loopback_stays_valid(stack):
-    name = loopback_name_from_etc_hosts()
+    name = name_in_etc_hosts(lambda address: address == "127.0.0.1")
     if name is None:
-        pytest.skip("this machine's /etc/hosts names no loopback host besides localhost")
+        pytest.skip("this machine's /etc/hosts names no host on 127.0.0.1 besides localhost")
     assert load_manifest(stack(APP.replace("app.localhost", name))).services[0].host == name
 
 
