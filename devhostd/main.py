@@ -114,16 +114,18 @@ def main(argv=None) -> int:
         daemon_log(f"ended {len(orphans)} processes an earlier devhostd left behind when it was killed")
     hub_monitor.install()  # with GEVENT_MONITOR_THREAD_ENABLE: one log line per blocked hub
 
-    try:
-        core_lock = lock_folder(os.path.join(state_dir, "core"))  # one daemon writes a chats folder at a time
-    except FolderInUse as exc:
-        print(f"devhostd: {exc}", file=sys.stderr)
-        return 1
-
+    # The port before the state folder: a second `devhostd` started the same way fails on both, and
+    # "devhostd already runs on 127.0.0.1:7777" says more than which folder it holds.
     try:
         server = web_server.listen(args.host, args.port)
     except OSError as exc:
         print(f"devhostd: {cannot_listen_message(args.host, args.port, exc)}", file=sys.stderr)
+        return 1
+    try:
+        core_lock = lock_folder(os.path.join(state_dir, "core"))  # one daemon writes a chats folder at a time
+    except FolderInUse as exc:
+        server.close()
+        print(f"devhostd: {exc}", file=sys.stderr)
         return 1
     port = server.socket.getsockname()[1]
     # An agent's `devhostd visual publish` posts here (the CLIs inherit this environment).

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 from tests.integration.daemon import DEVHOSTD, Daemon, wait_until
 
 
@@ -35,8 +37,10 @@ def test_help_lists_every_subcommand_with_one_line_each(tmp_path):
     assert devhostd(tmp_path, "visual", "publish", "--help").returncode == 0
 
 
-def test_a_port_devhostd_already_runs_on_is_named_so_with_port_0_suggested(daemon, stack, daemon_env):
-    done = devhostd(stack, "--port", str(daemon.port), "--state-dir", str(stack / "second-state"), env=daemon_env)
+@pytest.mark.parametrize("state", ["state", "second-state"])
+def test_a_port_devhostd_already_runs_on_is_named_so_with_port_0_suggested(daemon, stack, daemon_env, state):
+    """Started the same way twice (one state folder) or with a folder of its own, the second says so."""
+    done = devhostd(stack, "--port", str(daemon.port), "--state-dir", str(stack / state), env=daemon_env)
     assert done.returncode == 1, done
     assert (f"devhostd: devhostd already runs on 127.0.0.1:{daemon.port} (stack 'teststack'; its page: "
             f"{daemon.control_origin}/)") in done.stderr
