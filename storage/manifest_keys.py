@@ -43,9 +43,29 @@ def _walk(table: dict, schema: dict, where: list[str], path: str, warnings: list
 def unknown_key_warning(path: str, where: list[str], key: str, known: list[str]) -> str:
     table = f"[{'.'.join(where)}]" if where else "the top level"
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    fix = (f"did you mean `{close[0]}`?" if close else
-           f"the keys {table} knows are {', '.join(f'`{k}`' for k in known)}")
+    home = _HOMES.get(key)
+    if close:
+        fix = f"did you mean `{close[0]}`?"
+    elif home:  # a known key in the wrong table, such as `prompt` at the top level
+        fix = f"`{key}` belongs " + " or ".join(f"in [{h}]" if h else "at the top level" for h in home)
+    else:
+        fix = f"the keys {table} knows are {', '.join(f'`{k}`' for k in known)}"
     return f"{path}: {table}: unknown key `{key}` is ignored: {fix}"
+
+
+def _homes(schema: dict, where: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """Each known key -> the tables it belongs in ("" the top level; "services.<name>" for "*")."""
+    found: dict[str, list[str]] = {}
+    for key, known in schema.items():
+        if key != "*":
+            found.setdefault(key, []).append(".".join(where))
+        if isinstance(known, dict):
+            for inner, homes in _homes(known, (*where, "<name>" if key == "*" else key)).items():
+                found.setdefault(inner, []).extend(homes)
+    return found
+
+
+_HOMES = _homes(SCHEMA)
 
 
 def hint_for_missing(table: dict, wanted: str) -> str:

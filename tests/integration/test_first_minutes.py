@@ -72,6 +72,7 @@ def test_a_host_no_browser_reaches_is_refused_at_start_with_the_name_to_write(st
 
 
 def test_a_misspelled_key_is_a_warning_at_start_and_the_daemon_serves(stack, daemon_env):
+    """On stderr at start, in config.json (the panel's notice), and in `devhostd doctor`."""
     manifest = stack / "devhost.toml"
     manifest.write_text(manifest.read_text().replace('root = "project"\n', 'root = "project"\n'
                                                      'upstrem = "http://127.0.0.1:9"\n', 1))
@@ -85,6 +86,8 @@ def test_a_misspelled_key_is_a_warning_at_start_and_the_daemon_serves(stack, dae
             {"level": "warning", "message": f"{manifest}: {warning}"}]
     finally:
         assert running.stop() == 0
+    doctor = devhostd(stack, "doctor", "--state-dir", str(stack / "state"), env=daemon_env)
+    assert f"[warn] unknown key: {manifest}: {warning}" in doctor.stdout, doctor.stdout
 
 
 def control_page(daemon) -> str:

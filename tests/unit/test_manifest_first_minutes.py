@@ -47,6 +47,14 @@ def test_an_unknown_key_like_no_known_one_lists_the_keys_of_its_table(stack):
         "`host`, `root`, `upstream`",)
 
 
+def test_a_known_key_in_the_wrong_table_says_which_table_it_belongs_in(stack):
+    path = stack('prompt = "Run make test."\n' + APP + "[devtools.chat]\ncommand = \"claude\"\n")
+    assert load_manifest(path).warnings == (
+        f"{path}: the top level: unknown key `prompt` is ignored: `prompt` belongs in [devtools.chat]",
+        f"{path}: [devtools.chat]: unknown key `command` is ignored: `command` belongs in "
+        "[devtools.chat.claude-code] or in [devtools.chat.codex]")
+
+
 def test_a_manifest_of_known_keys_has_no_warnings(stack):
     assert load_manifest(stack(APP + 'upstream = "http://127.0.0.1:3000"\n')).warnings == ()
 
