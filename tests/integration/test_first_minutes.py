@@ -6,6 +6,7 @@ last good manifest serves on."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from tests.integration.daemon import DEVHOSTD, Daemon, wait_until
+from tests.integration.daemon import DEVHOSTD, REPO, Daemon, wait_until
 
 
 def devhostd(cwd, *args, env=None) -> subprocess.CompletedProcess:
@@ -32,6 +33,10 @@ def test_help_lists_every_subcommand_with_one_line_each(tmp_path):
         at = next(i for i, line in enumerate(lines) if line.strip().startswith(usage))
         assert words in lines[at + 1], lines[at:at + 2]
     assert "--port" in done.stdout and "Traceback" not in done.stderr
+    # every subcommand main() dispatches is among them (a new one must be listed too)
+    dispatched = re.findall(r'argv\[:1\] == \["([a-z-]+)"\]', (REPO / "devhostd" / "main.py").read_text())
+    assert "doctor" in dispatched and "visual" in dispatched, dispatched  # the pattern still finds them
+    assert all(f"  devhostd {name} " in done.stdout for name in dispatched), done.stdout
     # and each subcommand named there answers its own --help
     assert devhostd(tmp_path, "doctor", "--help").returncode == 0
     assert devhostd(tmp_path, "visual", "publish", "--help").returncode == 0
