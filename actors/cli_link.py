@@ -91,7 +91,7 @@ class CliLink:
         self._account_env = account_env or (lambda name: {})  # name -> its home's variable (storage/accounts.py)
         self.runtime_mode = runtime_mode  # what the chat asked for (info.runtimeMode)
         self.plan = plan  # the person asked for a plan first (info.permissionMode "plan")
-        self.restart_for_mode = False  # the running CLI cannot take the mode asked for: a new process must
+        self.mode_needs_launch = False  # the running CLI cannot take the mode asked for: a new process must
         self._held: list[tuple] = []  # (origin, command, prompt): page sends waiting for the settings swap
         self._agent_token = agent_token  # () -> the chat's DEVHOSTD_TOKEN, or None (no core to reach)
         self._chatlog = log or chatlog.ChatLog(chat_id, harness.HARNESS_ID, root)
@@ -156,7 +156,7 @@ class CliLink:
         folder = self.workdir if self.workdir == self.root or os.path.isdir(self.workdir) else self.root
         self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id, settings=settings,
                                           root=self.root)
-        self.restart_for_mode = False
+        self.mode_needs_launch = False
         self._launched_account = self.account
         self.starting = True
         self.processes.launch(argv, folder, self._agent_env())
@@ -182,7 +182,7 @@ class CliLink:
         if self.driver is None or not self.running:
             return
         frames = self.driver.set_mode_frames(self._settings())
-        self.restart_for_mode = frames is None
+        self.mode_needs_launch = frames is None
         if frames:
             self.write(frames)
 
@@ -191,7 +191,7 @@ class CliLink:
         there at once, or the rest of the turn runs supervised and the swap is owed."""
         self.plan, self.runtime_mode = False, mode
         frames, owed = self.driver.plan_approved_frames(request_id, answer, self._settings())
-        self.restart_for_mode = owed
+        self.mode_needs_launch = owed
         self.requests.answered(request_id, delivered=self.running)
         self.write(frames)
 
@@ -204,7 +204,7 @@ class CliLink:
     @property
     def swap_pending(self) -> bool:
         """The running CLI cannot take the chat's settings: a new process is owed (actors/chat/swap.py)."""
-        return (self.restart_for_mode or self.account != self._launched_account) and self.running
+        return (self.mode_needs_launch or self.account != self._launched_account) and self.running
 
     def restart_for_settings(self) -> None:
         """The settings swap: the CLI is ended and started again on its own conversation under

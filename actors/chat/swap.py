@@ -6,7 +6,7 @@ a turn runs, background work runs or a request is pending. Meanwhile a message w
 core's goes into the chat's queue, a page's is held by the link. Either way it never reaches
 the old process, whose settings may be wider than the person now allows. The first message that
 waits in a swap gets one note saying why. Switching back to the settings the process runs
-under cancels the swap (the link's ``restart_for_mode`` goes false), and what waited goes on.
+under cancels the swap (the link's ``mode_needs_launch`` goes false), and what waited goes on.
 
 Both surfaces reach this one path: the core's ``chat.configure`` and a page's session both
 change the link's settings, and every send comes through ``waits``.

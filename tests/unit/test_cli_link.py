@@ -320,7 +320,7 @@ def test_an_account_set_while_no_cli_runs_holds_from_the_next_start_without_a_re
                    native_id=None, actor_ref=Mailbox(), owner=Owner(),
                    account_env=lambda name: {"CLAUDE_CONFIG_DIR": f"/homes/{name}"} if name else {})
     link.set_account("work")
-    assert not link.restart_for_mode
+    assert not link.mode_needs_launch
     assert link._agent_env()["CLAUDE_CONFIG_DIR"] == "/homes/work"
     link.set_account(None)
     assert "CLAUDE_CONFIG_DIR" not in link._agent_env()
