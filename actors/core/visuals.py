@@ -50,7 +50,7 @@ def publish_hint() -> str:
     return (f"To show the person a page in this chat (a chart of numbers you measured, a diagram of "
             f"code you read, a table of a plan), write one HTML file and run: {command_prefix()} "
             f'--title "<what it shows>" <file.html> (it talks to devhostd on this machine: from a sandbox '
-            f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE}")
+            f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE} {THEME_GUIDE}")
 
 
 def with_visuals(prompt: str, default: bool) -> str:
