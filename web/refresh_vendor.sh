@@ -5,7 +5,8 @@
 #   marked        Markdown -> HTML (GitHub-flavoured: tables, fenced code, task lists)
 #   dompurify     sanitizes that HTML: the panel lives inside the person's page, so nothing a
 #                 model or a tool writes may run there
-#   highlight.js  syntax highlighting of code blocks (the common languages)
+#   highlight.js  syntax highlighting of code blocks (the common languages), with its GitHub
+#                 themes: the light one and the dark one (the panel loads the one it shows)
 #   diff          line diffs of the files an agent edits (jsdiff: its line diff and what it imports)
 set -euo pipefail
 MARKED=18.2.1
@@ -26,6 +27,7 @@ cp "$modules/dompurify/dist/purify.es.mjs" "$vendor/purify.es.mjs"
 cp "$modules/dompurify/LICENSE" "$vendor/LICENSE.dompurify"
 cp "$modules/@highlightjs/cdn-assets/es/highlight.min.js" "$vendor/highlight.min.js"
 cp "$modules/@highlightjs/cdn-assets/styles/github.min.css" "$vendor/highlight-github.min.css"
+cp "$modules/@highlightjs/cdn-assets/styles/github-dark.min.css" "$vendor/highlight-github-dark.min.css"
 cp "$modules/@highlightjs/cdn-assets/LICENSE" "$vendor/LICENSE.highlight"
 mkdir -p "$vendor/diff/diff" "$vendor/diff/util"
 for file in diff/base.js diff/line.js util/params.js; do cp "$modules/diff/libesm/$file" "$vendor/diff/$file"; done

@@ -160,7 +160,11 @@ def _palette(colors: dict) -> str:
     return "".join(f"--{name}:{value};" for name, value in {**colors, **SHARED}.items())
 
 
+# Dark, or light where the system prefers it; the panel's own pick (``appearance``, set as the
+# root's data-appearance by the bridge) wins over the system's: a person who picked dark on a
+# light system gets a dark visual. Variables the panel passes win over both.
 STYLE = (f":root{{{_palette(DARK)}}}@media (prefers-color-scheme: light){{:root{{{_palette(LIGHT)}}}}}"
+         f"[data-appearance=dark]{{{_palette(DARK)}}}[data-appearance=light]{{{_palette(LIGHT)}}}"
          "html{background:var(--background);color:var(--foreground);font-family:var(--font-sans);font-size:14px;"
          "line-height:1.5;-webkit-text-size-adjust:100%;text-size-adjust:100%;overflow:hidden;scrollbar-width:none}"
          "html::-webkit-scrollbar{display:none}body{margin:0}")
@@ -174,7 +178,8 @@ var framed=window.parent!==window,style=document.querySelector("style[data-visua
 var NAME=/^--[a-z0-9-]{1,64}$/,BAD=/[;{}<>\\\r\n]|\/\*|\*\//;
 function apply(theme){if(!theme||!style)return;var vars=theme.variables||theme.styles&&theme.styles.variables||{},css="";
  for(var k in vars){var v=vars[k];if(NAME.test(k)&&typeof v==="string"&&v.trim()&&v.length<=512&&!BAD.test(v))css+=k+":"+v.trim()+";";}
- var look=theme.appearance||theme.theme;document.documentElement.style.colorScheme=look==="dark"||look==="light"?look:"";
+ var look=theme.appearance||theme.theme,root=document.documentElement;look=look==="dark"||look==="light"?look:"";
+ root.style.colorScheme=look;if(look)root.setAttribute("data-appearance",look);else root.removeAttribute("data-appearance");
  style.textContent=base+(css?":root{"+css+"}":"");}
 try{var m=/(?:^#|&)visual-theme=([^&]*)/.exec(location.hash);if(m){apply(JSON.parse(decodeURIComponent(m[1])));
  history.replaceState(null,"",location.href.replace(/[#&]visual-theme=[^&]*/,"").replace(/#$/,""));}}catch(e){}

@@ -103,9 +103,11 @@ export class ReloadControls {
       el("span", {}, "This page reloaded while the agent was working (the dev server reloads it when files change). "
         + "The conversation went on; nothing was lost."),
       el("span", { class: "actions" },
-        el("button", { type: "button", class: "plain", onclick: () => { this.setHeld(true); this._dismiss(); } },
+        el("button", { type: "button", class: "plain", title: "Hold the page's hot reloads while the agent works",
+                       onclick: () => { this.setHeld(true); this._dismiss(); } },
           "Hold reloads"),
-        el("button", { type: "button", class: "plain", onclick: () => { this.disable(); this._dismiss(); } },
+        el("button", { type: "button", class: "plain", title: "Ask the agent to turn hot reload off in this project's dev-server configuration",
+                       onclick: () => { this.disable(); this._dismiss(); } },
           "Disable reloads"),
         el("button", { type: "button", class: "icon", title: "Do not show this again", "aria-label": "Dismiss",
                        onclick: () => this._dismiss() }, "×")));
@@ -150,7 +152,7 @@ export class ReloadControls {
     outcome.hidden = !text;
     if (!text || outcome.firstChild?.textContent === text) return;
     outcome.replaceChildren(el("span", {}, text),
-      el("button", { type: "button", class: "icon", "aria-label": "Dismiss", onclick: () => {
+      el("button", { type: "button", class: "icon", "aria-label": "Dismiss", title: "Dismiss", onclick: () => {
         this.store.update((s) => { s.reloads.disableOutcome = null; });
         this.render();
       } }, "×"));
@@ -169,9 +171,11 @@ export class ReloadControls {
     u.strip.replaceChildren(...[
       held ? el("span", { class: "count" }, updates ? `Reloads held: ${updates} update${updates === 1 ? "" : "s"} waiting`
         : "Reloads held: the page will not change until you apply them") : null,
-      held && updates ? el("button", { type: "button", class: "plain apply", onclick: () => this.apply() },
+      held && updates ? el("button", { type: "button", class: "plain apply", title: "Let the held updates reach the page (and go on holding)",
+                                   onclick: () => this.apply() },
         `Apply ${updates} update${updates === 1 ? "" : "s"}`) : null,
-      held ? el("button", { type: "button", class: "plain release", onclick: () => this.setHeld(false) }, "Release") : null,
+      held ? el("button", { type: "button", class: "plain release", title: "Stop holding: the page reloads as the dev server says",
+                      onclick: () => this.setHeld(false) }, "Release") : null,
       held && !pending ? el("button", { type: "button", class: "plain disable", title: "Ask the agent to turn hot reload off "
         + "in this project's dev-server configuration", onclick: () => this.disable() }, "Disable reloads") : null,
       pending ? el("span", { class: "pending" }, "Asked the agent to disable reloads…") : null].filter(Boolean));

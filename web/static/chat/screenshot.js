@@ -44,7 +44,8 @@ export function chooseArea(layer, canvas) {
     const image = el("img", { class: "shot", src: canvas.toDataURL("image/png"), alt: "Screenshot of the page", draggable: "false" });
     const box = el("div", { class: "selection", hidden: true });
     const stage = el("div", { class: "stage" }, image, box);
-    const attach = el("button", { type: "button", class: "allow", disabled: true }, "Attach area");
+    const attach = el("button", { type: "button", class: "allow", disabled: true, title: "Drag out an area of the screenshot first" },
+    "Attach area");
     const done = (value) => {
       layer.hidden = true;
       layer.replaceChildren();
@@ -74,6 +75,7 @@ export function chooseArea(layer, canvas) {
                                  width: `${area.width * k}px`, height: `${area.height * k}px` });
       box.hidden = false;
       attach.disabled = area.width < 4 || area.height < 4;
+      attach.title = attach.disabled ? "Drag out a larger area" : "Attach the area you dragged out";
     });
     stage.addEventListener("pointerup", () => {
       origin = null;
@@ -83,8 +85,9 @@ export function chooseArea(layer, canvas) {
       el("div", { class: "preview-head" }, "Drag to choose the area to send"),
       stage,
       el("div", { class: "buttons" },
-        el("button", { type: "button", class: "plain", onclick: () => done(null) }, "Cancel"),
-        el("button", { type: "button", class: "plain",
+        el("button", { type: "button", class: "plain", title: "Send nothing: the draft stays as it was", onclick: () => done(null) },
+          "Cancel"),
+        el("button", { type: "button", class: "plain", title: "Attach the whole visible page",
                        onclick: () => done(crop(canvas, { x: 0, y: 0, ...full }, scale, full, scroll)) }, "Whole page"),
         attach)));
     layer.hidden = false;

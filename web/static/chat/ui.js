@@ -14,6 +14,7 @@ import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNo
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
 import { describeTarget } from "./targets.js";
+import { Theme, tellVisuals } from "./theme.js";
 import { Transcript } from "./transcript.js";
 import { ConversationView, countdown } from "./view.js";
 
@@ -56,6 +57,9 @@ export class Panel {
     this.reloads = new ReloadControls(this);
     const reloads = this.reloads.ui;
     this.logView = new LogView();
+    const hljsTheme = (name) => el("link", { rel: "stylesheet", href: devhostURL(`/__devhost__/static/chat/vendor/${name}.min.css`) });
+    const themeLinks = { light: hljsTheme("highlight-github"), dark: hljsTheme("highlight-github-dark") };
+    this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -64,11 +68,13 @@ export class Panel {
       target: $("select", { class: "target", title: "Whose checkout the agent works in", "aria-label": "Chat target",
                             "aria-describedby": "devhost-target-line", onchange: (e) => this.setTarget(e.target.value) },
         $("option", { value: "project" }, "project"), $("option", { value: "devhost" }, "devhost")),
-      side: $("button", { type: "button", class: "icon side", title: "Dock on the other side", onclick: () => this.flipSide() }, "⇆"),
+      side: $("button", { type: "button", class: "icon side", title: "Dock on the other side", "aria-label": "Dock on the other side",
+                          onclick: () => this.flipSide() }, "⇆"),
       close: $("button", { type: "button", class: "icon", title: "Close the chat", "aria-label": "Close the chat",
                            onclick: () => this.setOpen(false) }, "×"),
       harness: $("select", { class: "harness", "aria-label": "Harness", onchange: (e) => this.pickHarness(e.target.value) }),
-      model: $("select", { class: "model", "aria-label": "Model", onchange: (e) => this.pickModel(e.target.value) }),
+      model: $("select", { class: "model", "aria-label": "Model", title: "The model (applies from the next turn)",
+                           onchange: (e) => this.pickModel(e.target.value) }),
       // Shown only when the harness's provider has more than one login (accounts.js).
       account: $("select", { class: "account", "aria-label": "Account", hidden: true,
                              title: "Which login of the CLI the agent runs under", onchange: (e) => this.pickAccount(e.target.value) }),
@@ -80,18 +86,21 @@ export class Panel {
       modeLine: $("div", { class: "mode-line", id: "devhost-mode-line" }),
       targetLine: $("div", { class: "target-line", id: "devhost-target-line" }),
       modeNotice: $("div", { class: "mode-notice", role: "status", hidden: true }),
-      sessionPick: $("select", { class: "session", "aria-label": "Session", onchange: (e) => this.pickSession(e.target.value) }),
+      sessionPick: $("select", { class: "session", "aria-label": "Session", title: "Open a conversation, or start a new one",
+                                 onchange: (e) => this.pickSession(e.target.value) }),
       newButton: $("button", { type: "button", class: "plain new", title: "Start a new conversation", onclick: () => this.detach() }, "New"),
       endButton: $("button", { type: "button", class: "plain end", title: "Close this session (ends its CLI)", onclick: () => this.endSession() }, "Close"),
       resumeButton: $("button", { type: "button", class: "plain resume", title: "Resume this closed conversation", onclick: () => this.resume() }, "Resume"),
       note: $("div", { class: "note", hidden: true, role: "status" }),
       items: $("div", { class: "items" }),
       tray: $("div", { class: "tray", hidden: true }),
-      textarea: $("textarea", { rows: 3, placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)", "aria-label": "Message" }),
+      textarea: $("textarea", { rows: 3, placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)", "aria-label": "Message",
+                            title: "Your message to the agent" }),
       shot: $("button", { type: "button", class: "icon shot", title: "Send an area of a screenshot of this page", "aria-label": "Screenshot",
                           onclick: () => this.screenshot() }, cameraIcon()),
       hint: $("span", { class: "hint", role: "status" }),
-      stop: $("button", { type: "button", class: "stop", hidden: true, onclick: () => this.interrupt() }, "Interrupt"),
+      stop: $("button", { type: "button", class: "stop", hidden: true, title: "Stop the running turn",
+                          onclick: () => this.interrupt() }, "Interrupt"),
       marks: $("button", { type: "button", class: "plain marks", hidden: true, title: "Bookmarks of this conversation",
                            "aria-expanded": "false", onclick: () => this._toggleMarks() }, "★"),
       markList: $("div", { class: "mark-list", hidden: true, role: "menu", "aria-label": "Bookmarks" }),
@@ -103,8 +112,9 @@ export class Panel {
     u.empty = $("div", { class: "empty" });
     u.log = $("div", { class: "log", tabindex: "0", "aria-label": "Conversation", "aria-live": "polite" }, u.empty, u.items);
     u.header = $("header", { class: "bar", title: "Drag to move" },
-      $("strong", { class: "title" }, "devhost"), u.badge, u.link, $("span", { class: "spacer" }), reloads.toggle, u.target,
-      u.side, u.close);
+      // Two groups: where the row is too narrow for both, the controls wrap under the status.
+      $("span", { class: "status" }, $("strong", { class: "title" }, "devhost"), u.badge, u.link),
+      $("span", { class: "controls" }, reloads.toggle, u.target, this.theme.makeButton($), u.side, u.close));
     u.panel = $("section", { class: "panel", role: "dialog", "aria-label": "devhost chat", hidden: true },
       u.header, u.targetLine, this.manifestNotice.ui, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model, u.account, u.mode),
@@ -114,7 +124,7 @@ export class Panel {
       u.note, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
-    this.root.append(el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/vendor/highlight-github.min.css") }),
+    this.root.append(themeLinks.light, themeLinks.dark,
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
 
     this.visualHeights = new Map(); // visual id -> the height its page last reported
@@ -132,6 +142,7 @@ export class Panel {
       stopSubagent: (item) => this.command({ type: "stopSubagent", subagentId: item.taskId || item.id }),
       configure: (fields) => this.command({ type: "configure", ...fields }),
       visualHeight: (id) => this.visualHeights.get(id),
+      theme: () => this.theme.shown,
       bookmark: (itemId, on) => this.command(on ? { type: "bookmark", itemId } : { type: "unbookmark", itemId }),
     });
     // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
@@ -152,6 +163,10 @@ export class Panel {
         event.preventDefault();
         this.send();
       }
+    });
+    // Escape closes the panel (a dialog), focus going back to the launcher.
+    u.panel.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !event.isComposing && !event.defaultPrevented) this.setOpen(false);
     });
     u.panel.addEventListener("dragover", (event) => event.preventDefault());
     u.panel.addEventListener("drop", (event) => {
@@ -239,6 +254,7 @@ export class Panel {
     const target = this.store.state.target;
     this.ui.harness.replaceChildren(el("option", {}, "Finding the CLIs…"));
     this.ui.harness.disabled = true;
+    this.ui.harness.title = "Finding the CLIs installed here…";
     try {
       const harnesses = await api.harnesses(target);
       if (target !== this.store.state.target) return;
@@ -497,6 +513,7 @@ export class Panel {
     else if (state === "connecting") link.textContent = "connecting…";
     else if (state === "retrying") link.textContent = `reconnecting in ${Math.round(retryInMs / 1000)} s`;
     else if (state === "closed") link.textContent = "";
+    link.title = link.textContent; // the header may cut it short
     link.dataset.state = state;
     if (state === "closed") this._refreshSessions();
     if (state === "retrying" && !everOpened) this._checkSessionStillThere();
@@ -784,11 +801,14 @@ export class Panel {
 
   setOpen(open) {
     this.store?.update((s) => { s.open = open; });
+    const focusInPanel = this.ui.panel.contains(this.root.activeElement);
     this.ui.panel.hidden = !open;
     this.ui.launcher.hidden = open;
     if (open) {
       this.view.scrollToBottom();
       this.ui.textarea.focus({ preventScroll: true });
+    } else if (focusInPanel) {
+      this.ui.launcher.focus(); // focus goes back where the person opened the panel from
     }
   }
 
@@ -865,8 +885,10 @@ export class Panel {
     u.badge.dataset.status = status;
     const background = this.transcript.background().length;
     // Idle with work still running in the background (a subagent, a shell): the badge says so.
-    u.badge.textContent = (STATUS_TEXT[status] || status) + (background ? ` · ${background} in background` : "")
-      + windowWarning(this.transcript.info?.planUsage);
+    const warning = windowWarning(this.transcript.info?.planUsage);
+    u.badge.textContent = (STATUS_TEXT[status] || status) + (background ? ` · ${background} in background` : "") + warning;
+    u.badge.title = u.badge.textContent; // the header may cut it short
+    u.badge.dataset.warning = warning ? "usage" : "";
     u.launcher.dataset.status = status;
     const conversation = this.store?.conversation;
     if (!conversation) return;
@@ -880,6 +902,8 @@ export class Panel {
       }, h.available ? h.label : `${h.label} (unavailable)`)));
       u.harness.value = current;
       u.harness.disabled = Boolean(this.session && this.session.status !== "closed");
+      u.harness.title = u.harness.disabled ? "A conversation keeps its CLI: start a New one to pick another"
+        : "Which CLI answers (from the next conversation)";
       // The CLI's own "default" entry is what no choice means: one Default, with its label.
       const listed = this._harness(current)?.models || [];
       const cliDefault = listed.find((m) => m.id === "default");
@@ -893,7 +917,7 @@ export class Panel {
     const harness = this._harness(this.session?.harness || conversation.harness);
     u.send.disabled = Boolean(this.harnesses) && !harness?.available;
     u.send.title = u.send.disabled ? `${HARNESS_LABEL[harness?.id] || "The CLI"} is not available: `
-      + `${harness?.error || "it was not found"}` : "";
+      + `${harness?.error || "it was not found"}` : "Send the message (Enter)";
 
     const options = [el("option", { value: "" }, "New conversation")];
     for (const s of this.sessions) { // newest first, named by their first message

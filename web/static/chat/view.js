@@ -203,13 +203,15 @@ const RENDERERS = {
       form.append(el("fieldset", { disabled: !item.open },
         el("legend", {}, q.header ? `${q.header}: ${q.text}` : q.text),
         q.options.map((option) => el("label", { class: "option" },
-          el("input", { type: q.multiple ? "checkbox" : "radio", name, value: option.label,
+          el("input", { type: q.multiple ? "checkbox" : "radio", name, value: option.label, title: option.description || option.label,
                         checked: typeof given === "string" && given.split(", ").includes(option.label) }),
           el("span", {}, option.label), option.description ? el("small", {}, ` ${option.description}`) : null)),
-        item.open ? el("input", { type: "text", name: `${name}-other`, placeholder: "Or type an answer" }) : null));
+        item.open ? el("input", { type: "text", name: `${name}-other`, placeholder: "Or type an answer",
+                                  "aria-label": "Or type an answer", title: "Your own answer, instead of an option" }) : null));
     });
     if (item.open) {
-      form.append(el("div", { class: "buttons" }, el("button", { type: "submit", class: "allow" }, "Answer")));
+      form.append(el("div", { class: "buttons" },
+        el("button", { type: "submit", class: "allow", title: "Send these answers to the agent" }, "Answer")));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         const data = new FormData(form);
@@ -254,7 +256,7 @@ const RENDERERS = {
     // A page an agent published: shown in a sandboxed frame (scripts, but no same-origin rights,
     // no popups, no top navigation) from the visuals origin, sized by what its page reports.
     const { visual, url } = item;
-    const theme = encodeURIComponent(JSON.stringify({ appearance: "light", variables: {} }));
+    const theme = encodeURIComponent(JSON.stringify({ appearance: actions.theme?.() || "light", variables: {} }));
     const height = actions.visualHeight?.(visual.id) || initialHeight(visual);
     return el("figure", { class: "item visual", dataset: { visual: visual.id } },
       el("figcaption", {}, el("span", { class: "title" }, visual.title),
@@ -301,19 +303,25 @@ function planCard(item, actions) {
     return card;
   }
   const after = actions.modeAfterPlan?.() || "auto-accept-edits";
-  const then = el("select", { class: "after-plan", "aria-label": "Mode to go on in" },
+  const then = el("select", { class: "after-plan", "aria-label": "Mode to go on in", title: "The mode the agent goes on in once you approve" },
     MODES.filter((m) => RUNTIME_MODES.includes(m.id)).map((m) =>
       el("option", { value: m.id, title: m.line, selected: m.id === after }, m.label)));
   const message = el("textarea", { class: "send-back-text", rows: 2, "aria-label": "What to change in the plan",
+                                   title: "What to change in the plan",
                                    placeholder: "What should change? (sent back to the agent)" });
   card.append(
     el("div", { class: "buttons" }, el("label", { class: "then" }, "Then ", then),
-      el("button", { type: "button", class: "allow", onclick: () => actions.approvePlan(item, then.value) }, "Approve")),
+      el("button", { type: "button", class: "allow", title: "Approve the plan: the agent goes on in the mode picked",
+                     onclick: () => actions.approvePlan(item, then.value) }, "Approve")),
     el("div", { class: "send-back" }, message,
-      el("button", { type: "button", class: "deny", onclick: () => actions.sendBack(item, message.value.trim()) },
+      el("button", { type: "button", class: "deny", title: "Send the plan back with what to change",
+                     onclick: () => actions.sendBack(item, message.value.trim()) },
         "Send back")));
   return card;
 }
+
+const DECISION_TITLE = { allow: "Let the agent do this, this once", "allow-always": "Let the agent do this for the rest of the session",
+                         deny: "Refuse: the agent is told you did not allow it" };
 
 /** An approval's buttons while it waits, or what was answered. */
 function approvalControls(item, actions) {
@@ -325,7 +333,7 @@ function approvalControls(item, actions) {
     ...(item.canAllowAlways ? [[codex ? "Accept for session" : "Allow for session", "allow-always"]] : []),
     [codex ? "Decline" : "Deny", "deny"]];
   return el("div", { class: "buttons" }, choices.map(([label, decision]) =>
-    el("button", { type: "button", class: decision === "deny" ? "deny" : "allow",
+    el("button", { type: "button", class: decision === "deny" ? "deny" : "allow", title: DECISION_TITLE[decision],
                    onclick: (event) => { event.preventDefault(); actions.approve(item, decision); } }, label)));
 }
 
