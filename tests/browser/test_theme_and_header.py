@@ -21,8 +21,8 @@ import pytest
 from playwright.sync_api import expect
 
 from devhostd.core_client import CoreConnection
-from tests.browser.a11y import (assert_every_control_labelled, assert_no_serious_axe_violation, assert_readable,
-                                contrasts)
+from tests.browser.a11y import (assert_all_text_readable, assert_every_control_labelled,
+                                assert_no_serious_axe_violation, assert_readable, contrasts)
 from tests.browser.panel import Panel, kill_connections_to
 from tests.mock_anthropic import text_reply, tool_use_reply, unified_headers
 
@@ -53,9 +53,11 @@ def in_theme(page, scheme: str) -> None:
 
 
 def check_state(page, state: str) -> None:
-    """One of the panel's main states, in both themes: labelled, and clean for axe-core."""
+    """One of the panel's main states, in both themes: all its text at AA, labelled, and clean
+    for axe-core."""
     for scheme in THEMES:
         in_theme(page, scheme)
+        assert_all_text_readable(page, f"{state} ({scheme})")
         assert_every_control_labelled(page, f"{state} ({scheme})")
         assert_no_serious_axe_violation(page, f"{state} ({scheme})")
 
