@@ -24,7 +24,7 @@ from devhostd.core_client import CoreConnection
 from tests.browser.a11y import (assert_all_text_readable, assert_every_control_labelled,
                                 assert_no_serious_axe_violation, assert_readable, contrasts)
 from tests.browser.panel import Panel, kill_connections_to
-from tests.mock_anthropic import text_reply, tool_use_reply, unified_headers
+from tests.mock_anthropic import text_reply, tool_use_reply, unified_headers, usage_limit_reply
 
 THEMES = ("light", "dark")
 GITHUB_LIGHT_PLAIN = "rgb(36, 41, 46)"  # the light theme's code colour: unreadable on a dark panel
@@ -188,7 +188,7 @@ def test_the_empty_panel_is_labelled_and_focus_goes_into_it_and_back_to_the_laun
     expect(launcher).to_be_focused()
 
 
-def test_a_conversation_says_why_its_harness_cannot_be_changed(page, daemon, mock):
+def test_a_conversation_says_why_its_harness_cannot_be_changed_and_its_mode_notice_reads(page, daemon, mock):
     mock.add(text_reply("Hello."))
     panel = Panel(page, daemon).open()
     panel.send("hi")
@@ -196,7 +196,9 @@ def test_a_conversation_says_why_its_harness_cannot_be_changed(page, daemon, moc
     harness = panel.find("select.harness")
     expect(harness).to_be_disabled()
     expect(harness).to_have_attribute("title", re.compile(r"start a New one"))
-    assert_every_control_labelled(page, "a conversation")
+    panel.find("select.mode").select_option("auto")  # Claude Code runs narrower: the notice says so
+    expect(panel.find(".mode-notice")).to_have_text("Claude Code has no automatic mode here: edits go, commands ask.")
+    check_state(page, "a conversation with a mode notice")
 
 
 @pytest.fixture
@@ -204,6 +206,18 @@ def subscription(daemon_env):
     """A subscription login: Claude Code reads the plan's usage headers only with an OAuth token."""
     daemon_env.pop("ANTHROPIC_API_KEY")
     daemon_env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-test"
+
+
+def test_a_turn_stopped_on_the_usage_limit_reads_in_both_themes(subscription, page, daemon, mock):
+    mock.add(usage_limit_reply(int(time.time()) + 3600))
+    panel = Panel(page, daemon).open()
+    panel.send("one")
+    limit = panel.find(".item.limit")
+    expect(limit).to_contain_text("Usage limit reached")
+    for scheme in THEMES:
+        in_theme(page, scheme)
+        assert_readable(limit.locator(".resets, .countdown, .held, label"), f"the usage limit ({scheme})")
+    check_state(page, "a turn stopped on the usage limit")
 
 
 def test_the_header_keeps_its_controls_inside_at_any_width_with_the_longest_badges(subscription, page, daemon, mock,
