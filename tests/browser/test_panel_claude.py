@@ -8,6 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel, images_sent, kill_connections_to, png, png_size
+from tests.integration.daemon import wait_until
 from tests.mock_anthropic import message_text, text_reply, tool_use_reply
 
 LAYOUT = """() => {
@@ -349,8 +350,12 @@ def test_the_panel_position_is_saved_by_the_daemon_and_restored(page, daemon, sh
     page.mouse.up()
     moved = panel.find(".panel").bounding_box()
     assert moved["x"] < header["x"] - 100
+    # The panel saves it as the drag ends; its PUT may still be on its way.
+    wanted = {"left": round(moved["x"]), "top": round(moved["y"])}
+    wait_until(lambda: daemon.request("GET", "/__devhost__/chat/panel")[1]["position"] == wanted,
+               what="the position saved by the daemon")
     status, saved = daemon.request("GET", "/__devhost__/chat/panel")
-    assert status == 200 and saved["position"] == {"left": round(moved["x"]), "top": round(moved["y"])}
+    assert status == 200 and saved["position"] == wanted
     page.reload()
     expect(panel.find(".panel")).to_be_visible()
     expect(panel.find(".panel")).to_have_attribute("data-placed", "yes")
