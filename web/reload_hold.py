@@ -7,7 +7,9 @@ the hold ends or the person applies it: the page never updates or reloads under 
 
 The hold is bounded: past HOLD_BYTES held, or HOLD_SECONDS since it began holding, it ends by
 itself and releases everything (``ended`` says why, for the panel's notice). Nothing is ever
-dropped. Control frames (ping, pong) are never held: the connection must stay alive.
+dropped. Control frames (ping, pong) are never held: the connection must stay alive; nor is a
+dev server's handshake or keepalive message (web/hmr_messages.py), which changes nothing on the
+page and is never counted as an update.
 
 Plain objects on the hub: every call comes from a greenlet of the daemon, so the only lock is the
 one that keeps a tunnel's writes in order (the pump and a release may both write to its page).
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import gevent
 import gevent.lock
+
+from web.hmr_messages import is_update
 
 HOLD_BYTES = 8 * 1024 * 1024
 HOLD_SECONDS = 600.0
@@ -132,10 +136,12 @@ class ReloadHolds:
                     if not tunnel.streaming and host.held:
                         self._end(host, "size")  # too big to hold: the hold ends
                     tunnel.streaming = True
-                elif host.held and opcode in (0, 1, 2, 8):  # data and close, in order; ping/pong pass
+                elif host.held and opcode in (0, 1, 2, 8) and (tunnel.held or is_update(data, opcode, fin)):
+                    # Data and close wait, in order; ping/pong pass, and so does a handshake or a
+                    # keepalive message with nothing held before it (web/hmr_messages.py).
                     tunnel.streaming = False
                     tunnel.held.append(data)
-                    tunnel.updates += 1 if fin and opcode != 8 else 0
+                    tunnel.updates += 1 if fin and opcode != 8 and is_update(data, opcode, fin) else 0
                     if self._held_bytes(host) > self._max_bytes:
                         self._end(host, "size")
                     continue

@@ -168,3 +168,48 @@ def test_a_reload_mid_turn_gets_a_notice_once_and_disable_reloads_is_followed_ac
     expect(outcome).to_be_hidden()
     expect(panel.find(".reload-notice")).to_be_hidden()  # that reload was mid-turn too, but it was shown once
     assert any("Turn off hot module replacement" in str(request) for request in mock.requests)
+
+
+def held_updates(page) -> int:
+    """What devhostd says waits for this page's hostname (GET /__devhost__/reloads)."""
+    return page.evaluate("() => fetch('/__devhost__/reloads', {cache: 'no-store'}).then((r) => r.json())")["updates"]
+
+
+def test_a_page_loaded_while_reloads_are_held_counts_no_update_and_its_vite_client_connects(page, daemon, vite):
+    """Reloads held, the person reloads the page: Vite's client connects (its handshake is no
+    update), the strip says nothing waits; an actual edit then counts as one update."""
+    panel = Panel(page, daemon).open()
+    expect(page.locator("#app")).to_have_text("version 1")
+    panel.find(".icon.hold").click()
+    strip = panel.find(".reloads")
+    expect(strip).to_contain_text("the page will not change until you apply them")
+    with page.expect_console_message(lambda message: "[vite] connected." in message.text):
+        page.reload()
+    page.wait_for_function("() => window.__devhostChat?.booted === true")
+    expect(page.locator("#app")).to_have_text("version 1")
+    expect(strip).to_contain_text("the page will not change until you apply them")
+    assert held_updates(page) == 0
+    edit(vite, 2)
+    expect(strip).to_contain_text("Reloads held: 1 update waiting")
+    assert held_updates(page) == 1
+    expect(page.locator("#app")).to_have_text("version 1")
+    strip.get_by_role("button", name="Apply 1 update").click()
+    expect(page.locator("#app")).to_have_text("version 2")
+
+
+def test_holding_reloads_after_a_mid_turn_reload_leaves_one_strip(page, daemon, vite, mock):
+    """The notice after a mid-turn reload offers Hold reloads; once reloads are held (from the
+    header's switch) it goes, and the hold's strip is the one strip left."""
+    mock.add(text_reply(*["working "] * 40, delay=0.1))
+    panel = Panel(page, daemon).open()
+    panel.send("a long task")
+    panel.expect_status("running")
+    page.reload()
+    page.wait_for_function("() => window.__devhostChat?.booted === true")
+    notice = panel.find(".reload-notice")
+    expect(notice).to_contain_text("reloaded while the agent was working")
+    panel.find(".icon.hold").click()
+    expect(notice).to_be_hidden()
+    expect(panel.find(".reloads")).to_contain_text("Reloads held")
+    expect(panel.find(".reload-notice:visible, .reloads:visible, .reload-outcome:visible")).to_have_count(1)
+    panel.expect_status("idle")

@@ -67,6 +67,35 @@ def test_held_frames_go_out_in_order_when_applied_and_pings_are_never_held():
     assert page.received == ping + update + reload_ + update
 
 
+def test_a_handshake_and_a_keepalive_pass_while_held_and_never_count_as_updates():
+    """A page loaded while reloads are held gets Vite's {"type":"connected"} at once (its client
+    would stay "connecting…" without it); only a real change counts as an update waiting."""
+    holds, page = ReloadHolds(), Page()
+    holds.hold("app.localhost", True)
+    tunnel = holds.open("app.localhost", page)
+    connected, ping, update = frame(b'{"type":"connected"}'), frame(b'{"type":"ping"}'), frame(b'{"type":"update"}')
+    holds.relay("app.localhost", tunnel, FrameSplitter().feed(connected + ping))
+    assert page.received == connected + ping
+    assert holds.state("app.localhost")["updates"] == 0
+    holds.relay("app.localhost", tunnel, FrameSplitter().feed(update + ping))
+    # Behind a held update a keepalive waits too (order is kept), but it is still no update.
+    assert page.received == connected + ping
+    assert holds.state("app.localhost")["updates"] == 1
+    holds.apply("app.localhost")
+    assert page.received == connected + ping + update + ping
+
+
+def test_a_message_that_is_not_a_known_handshake_is_held_as_an_update():
+    holds, page = ReloadHolds(), Page()
+    holds.hold("app.localhost", True)
+    tunnel = holds.open("app.localhost", page)
+    padded = b'{"type":"connected"' + b" " * 300 + b"}"  # past what is read: an update
+    for payload in (b'{"type":"custom","event":"x"}', b"not json", b'["connected"]', padded):
+        holds.relay("app.localhost", tunnel, FrameSplitter().feed(frame(payload)))
+    assert page.received == b""
+    assert holds.state("app.localhost")["updates"] == 4
+
+
 def test_past_its_size_the_hold_ends_by_itself_and_sends_everything_in_order():
     holds, page = ReloadHolds(max_bytes=100), Page()
     tunnel = holds.open("app.localhost", page)

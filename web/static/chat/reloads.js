@@ -46,7 +46,8 @@ export class ReloadControls {
     if (this.held) await this.setHeld(true);
     const running = this.store.state.reloads.runningAtUnload;
     this.store.update((s) => { s.reloads.runningAtUnload = null; });
-    if (running && Date.now() - running.at < NOTICE_WINDOW_MS && !this.store.state.reloads.noticeDismissed) {
+    // With reloads held the page reloaded because the person did: nothing to tell.
+    if (running && !this.held && Date.now() - running.at < NOTICE_WINDOW_MS && !this.store.state.reloads.noticeDismissed) {
       this._showNotice();
     }
     this.render();
@@ -67,6 +68,9 @@ export class ReloadControls {
       return;
     }
     this.store.update((s) => { s.reloads.held = this.state.held; });
+    // Held: the strip says so and offers the rest; a notice still offering "Hold reloads" would
+    // be a second strip saying the opposite.
+    if (this.state.held && !this.ui.notice.hidden) this._dismiss();
     clearInterval(this.timer);
     this.timer = this.state.held ? setInterval(() => this._poll(), POLL_MS) : null;
     this.render();
