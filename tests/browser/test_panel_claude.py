@@ -368,7 +368,7 @@ def test_the_panel_position_is_saved_by_the_daemon_and_restored(page, daemon, sh
     assert (round(there["x"]), round(there["y"])) == (saved["position"]["left"], saved["position"]["top"])
 
 
-def test_saved_state_reattaches_only_a_live_session_and_forgets_a_model_no_longer_offered(page, daemon, mock):
+def test_saved_state_reattaches_its_session_also_closed_and_forgets_a_model_no_longer_offered(page, daemon, mock):
     live = daemon.create_session()
     closed = daemon.create_session()
     assert daemon.close_session(closed["id"])[0] == 200
@@ -387,14 +387,23 @@ def test_saved_state_reattaches_only_a_live_session_and_forgets_a_model_no_longe
     expect(panel.find("select.session")).to_have_value(live["id"])
     expect(panel.find(".badge")).not_to_have_attribute("data-status", "none")
 
+    # A closed one comes back as it was, closed (a message would resume it: test_no_silent_fork.py).
     save(closed["id"], "a-model-nobody-offers")
+    page.reload()
+    panel.wait_for_harnesses()
+    expect(panel.find("select.session")).to_have_value(closed["id"])
+    expect(panel.find(".badge")).to_have_attribute("data-status", "closed")
+    expect(panel.find("select.model")).to_have_value("")
+    stored = json.loads(page.evaluate("(key) => localStorage.getItem(key)", key))["conversations"]["project"]
+    assert stored["sessionId"] == closed["id"] and stored["model"] == ""
+    # One devhostd no longer has is forgotten.
+    save("a-session-that-is-gone", "")
     page.reload()
     panel.wait_for_harnesses()
     expect(panel.find("select.session")).to_have_value("")
     expect(panel.find(".badge")).to_have_attribute("data-status", "none")
-    expect(panel.find("select.model")).to_have_value("")
     stored = json.loads(page.evaluate("(key) => localStorage.getItem(key)", key))["conversations"]["project"]
-    assert stored["sessionId"] is None and stored["model"] == ""
+    assert stored["sessionId"] is None
     # Garbage resets to defaults instead of breaking the panel.
     page.evaluate("(key) => localStorage.setItem(key, '{not json')", key)
     page.reload()

@@ -38,8 +38,10 @@ def write_manifest(root: Path, prompt: str | None = None) -> Path:
 
 
 class Daemon:
-    def __init__(self, env: dict, cwd: Path, config: Path | None, state_dir: Path, code_dir: Path = REPO):
-        argv = [sys.executable, str(code_dir / "bin" / "devhostd"), "--port", "0", "--state-dir", str(state_dir)]
+    def __init__(self, env: dict, cwd: Path, config: Path | None, state_dir: Path, code_dir: Path = REPO,
+                 port: int = 0):
+        """``port``: 0 for a free one; a restarted daemon's earlier port keeps its pages' origins."""
+        argv = [sys.executable, str(code_dir / "bin" / "devhostd"), "--port", str(port), "--state-dir", str(state_dir)]
         if config is not None:
             argv += ["--config", str(config)]
         self.state_dir = state_dir

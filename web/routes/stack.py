@@ -1,8 +1,15 @@
 """What the stack is: its OpenAPI document and its configuration (the routed pages)."""
 from __future__ import annotations
 
+import uuid
+
 from web.edge import json_answer, refusals_as_json
 from web.openapi import document as openapi_document
+
+
+# This run of the daemon: a page that saw a conversation open in another run knows a restart
+# closed it (the panel says so, and resumes it with the next message).
+RUN = uuid.uuid4().hex
 
 
 def install(app, context) -> None:
@@ -25,4 +32,5 @@ def install(app, context) -> None:
             "features": {"chat": True},
             # [{level: "error" | "warning", message}]: the panel shows them as a notice
             "manifestProblems": context.manifests.problems(),
+            "run": RUN,
         })

@@ -1,6 +1,7 @@
 // The panel's state in localStorage, under one key per project directory and page origin (so
 // pages that differ only in path, query or fragment share it). What is kept: whether the chat
-// is open, its side and target; per target the harness, model, session, the unsent text (also
+// is open, its side and target; per target the harness, model, session (its chat, and whether a
+// daemon restart closed it: continuity.js), the unsent text (also
 // a sent one, until its send is acknowledged) and the scroll position; the page's reload state:
 // whether reloads are held, whether the hot reload notice was dismissed, the session and command
 // of a Disable Reloads request the agent has not finished, and a turn that was running when the
@@ -16,7 +17,10 @@ export function storageKey(projectDirectory, origin) {
 }
 
 export function defaultConversation() {
-  return { harness: "claude-code", model: "", sessionId: null, draft: "", unsent: [], scroll: null };
+  // chatId: the conversation's name that outlives its session id (a resume gives a new one);
+  // openIn: the daemon's run it was last seen open in; closedBy: "restart" when a restart closed it.
+  return { harness: "claude-code", model: "", sessionId: null, chatId: null, openIn: null, closedBy: null,
+           draft: "", unsent: [], scroll: null };
 }
 
 export function defaults() {
@@ -51,6 +55,9 @@ function cleanConversation(raw) {
   if (isString(raw.harness, 64) && raw.harness) clean.harness = raw.harness;
   if (isString(raw.model, 128)) clean.model = raw.model;
   if (isString(raw.sessionId, 128) && raw.sessionId) clean.sessionId = raw.sessionId;
+  if (isString(raw.chatId, 200) && raw.chatId) clean.chatId = raw.chatId;
+  if (isString(raw.openIn, 64) && raw.openIn) clean.openIn = raw.openIn;
+  if (raw.closedBy === "restart") clean.closedBy = raw.closedBy;
   if (isString(raw.draft, MAX_DRAFT)) clean.draft = raw.draft;
   if (Array.isArray(raw.unsent)) {
     clean.unsent = raw.unsent.filter((u) => u && isString(u.commandId, 200) && isString(u.text, MAX_DRAFT))

@@ -4,6 +4,7 @@
 import { api, devhostURL } from "./api.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
+import { Continuity } from "./continuity.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
@@ -55,6 +56,7 @@ export class Panel {
   _build() {
     const $ = (tag, attributes, ...children) => el(tag, attributes, ...children);
     this.reloads = new ReloadControls(this);
+    this.continuity = new Continuity(this);
     const reloads = this.reloads.ui;
     this.logView = new LogView();
     const hljsTheme = (name) => el("link", { rel: "stylesheet", href: devhostURL(`/__devhost__/static/chat/vendor/${name}.min.css`) });
@@ -121,7 +123,7 @@ export class Panel {
       u.modeLine, u.modeNotice, u.accountNotice,
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
       u.markList, this.logView.ui.map, this.logView.ui.list,
-      u.note, u.log,
+      u.note, this.continuity.ui, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
     this.root.append(themeLinks.light, themeLinks.dark,
@@ -222,6 +224,7 @@ export class Panel {
       { project: this.service.projectRootPath, devhost: this.config.devhostSourceRootPath });
     this._disconnect();
     this.session = null;
+    this.continuity.clear();
     this.transcript = new Transcript();
     this.firstSnapshot = true;
     this.logView.start(this.store.state.target);
@@ -239,11 +242,14 @@ export class Panel {
     }
     this.sessions = sessions;
     this._loadSaved();
-    const saved = sessions.find((s) => s.id === conversation.sessionId);
-    if (saved && saved.status !== "closed") {
+    // The conversation it showed, also closed (a restart closes every one) or resumed elsewhere
+    // under a new session id: never a silent New conversation (continuity.js).
+    const saved = sessions.find((s) => s.id === conversation.sessionId)
+      || (conversation.sessionId && sessions.find((s) => s.chatId === conversation.chatId && s.status !== "closed"));
+    if (saved) {
       this.attach(saved);
     } else {
-      // The saved session is gone or closed: start fresh, giving back what was never acknowledged.
+      // The saved session is gone: start fresh, giving back what was never acknowledged.
       this.store.update(() => { conversation.sessionId = null; });
       this._returnUnsent(() => false);
     }
@@ -307,9 +313,12 @@ export class Panel {
     this.firstSnapshot = true;
     const conversation = this.store.conversation;
     this.store.update(() => {
+      if (conversation.chatId !== record.chatId) Object.assign(conversation, { openIn: null, closedBy: null });
       conversation.sessionId = record.id;
+      conversation.chatId = record.chatId || null;
       conversation.harness = record.harness;
     });
+    this.continuity.seen(record);
     this._render(new Set(["*"]));
     this.ready = new Promise((resolve) => { this._readyNow = resolve; });
     const target = this.store.state.target;
@@ -326,8 +335,9 @@ export class Panel {
     this._disconnect();
     this.session = null;
     this.logView.show(null);
+    this.continuity.clear();
     this.transcript = new Transcript();
-    this.store.update(() => { this.store.conversation.sessionId = null; });
+    this.store.update(() => { Object.assign(this.store.conversation, { sessionId: null, chatId: null, openIn: null, closedBy: null }); });
     this._render(new Set(["*"]));
     this._renderControls();
     this.ui.textarea.focus();
@@ -363,6 +373,7 @@ export class Panel {
 
   async endSession() {
     if (!this.session) return;
+    this.continuity.closedHere();
     try {
       this.session = await api.closeSession(this.session.id, this.store.state.target);
     } catch (error) {
@@ -375,11 +386,8 @@ export class Panel {
     const closed = this.session;
     if (!closed?.nativeSessionId) return;
     try {
-      const record = await api.createSession({ harness: closed.harness, target: this.store.state.target,
-                                               model: closed.model || "", resumeId: closed.nativeSessionId,
-                                               ...("account" in closed ? { account: closed.account } : {}) });
-      await this._refreshSessions();
-      this.attach(record);
+      const record = await this.continuity.resume(closed);
+      if (record) this.attach(record);
     } catch (error) {
       this.hint(error.message);
     }
@@ -501,6 +509,7 @@ export class Panel {
   _setSession(record) {
     if (!record || record.id !== this.session?.id) return;
     this.session = record;
+    this.continuity.seen(record);
     const listed = this.sessions.findIndex((s) => s.id === record.id);
     if (listed === -1) this.sessions.unshift(record); // newest first
     else this.sessions[listed] = record;
@@ -524,7 +533,10 @@ export class Panel {
     try {
       const sessions = await api.sessions(this.store.state.target);
       this.sessions = sessions;
-      if (id && this.session?.id === id && !sessions.some((s) => s.id === id)) {
+      const resumed = sessions.find((s) => s.chatId === this.session?.chatId && s.status !== "closed");
+      if (id && this.session?.id === id && !sessions.some((s) => s.id === id) && resumed) {
+        this.attach(resumed); // resumed elsewhere under a new id: still this conversation
+      } else if (id && this.session?.id === id && !sessions.some((s) => s.id === id)) {
         this.detach();
         this.showNote("That session is gone (the daemon restarted, or it was replaced by its resume).");
       }
@@ -620,14 +632,18 @@ export class Panel {
       }
       let planFirst = false;
       if (!this.session || this.session.status === "closed") {
-        const conversation = this.store.conversation;
-        // devhostd starts it in the mode last picked for the checkout (pickedMode, as shown).
-        const record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
-                                                 model: conversation.model, ...this._newAccount(conversation.harness) });
-        this.sessions.unshift(record); // newest first
+        // A closed conversation goes on where it was (no silent fork); New is the person's choice.
+        let record = this.session ? await this.continuity.resume(this.session) : null;
+        if (!record) {
+          const conversation = this.store.conversation;
+          // devhostd starts it in the mode last picked for the checkout (pickedMode, as shown).
+          record = await api.createSession({ harness: conversation.harness, target: this.store.state.target,
+                                             model: conversation.model, ...this._newAccount(conversation.harness) });
+          this.sessions.unshift(record); // newest first
+          planFirst = this.pendingPlan;
+          this.pendingPlan = false;
+        }
         this.attach(record);
-        planFirst = this.pendingPlan;
-        this.pendingPlan = false;
       }
       // A socket that never opens (the session vanished) must not hold the Send button for good.
       await Promise.race([this.ready, new Promise((resolve) => setTimeout(resolve, READY_WAIT_MS))]);
@@ -944,7 +960,7 @@ export class Panel {
     u.empty.textContent = `Ask ${label} about this page. It works in ${directory || "this page's checkout"}, `
       + "with its own sign-in and permissions.";
     u.textarea.placeholder = status === "closed"
-      ? "This session is closed: Resume it, or write to start a new one"
+      ? "This conversation is closed: write to resume it"
       : `Message ${label} (Enter sends, Shift+Enter for a new line)`;
   }
 
