@@ -49,6 +49,9 @@ class Sends:
         self._in_flight: dict[str, InFlight] = {}  # native message id -> send awaiting its ack
         self._outbox: dict[object, deque] = {}  # per origin: sends waiting for the previous ack
         self._used_command_ids: set[str] = set()
+        # native message id -> (origin, command id) of what the CLI has and did not take up yet:
+        # a message it drops unsent (an interrupt) is marked so on its item (``link_not_sent``).
+        self._given: dict[str, tuple] = {}
 
     def send(self, origin, command: Send, prompt: str) -> None:
         queue = self._outbox.setdefault(origin, deque())
@@ -66,6 +69,7 @@ class Sends:
         self._used_command_ids.add(command.command_id)
         message_id = message_id_for(command.command_id)
         self._deliver(origin, command, prompt, message_id, queued_at)
+        self._given[message_id] = (origin, command.command_id)
         entry = InFlight(origin, command.command_id, time.monotonic())
         entry.timer = call_later(self._ack_timeout, self._actor_ref, self.ack_timed_out, message_id)
         self._in_flight[message_id] = entry
@@ -90,13 +94,22 @@ class Sends:
         self._outbox.pop(origin, None)
 
     def delivered(self, message_id: str, delivery: str, error: str | None) -> None:
-        """The CLI showed what became of a message (``delivery``: its word, or "error")."""
+        """The CLI showed what became of a message (``delivery``: its word, "error", or
+        "cancelled": dropped unsent, ``error`` saying why)."""
         self._owner.link_evidence(message_id, delivery)
+        given = self._given.pop(message_id, None) if delivery in ("started", "error", "cancelled") else None
+        if delivery == "cancelled":
+            if given is not None:
+                self._owner.link_not_sent(*given, error)
+            if message_id in self._in_flight:
+                self._ack(message_id, None, error)
+            return
         if message_id in self._in_flight:
             self._ack(message_id, None if delivery == "error" else delivery, error)
 
     def settled(self, message_id: str) -> None:
         """The CLI is done with a message, whatever became of it: it had it."""
+        self._given.pop(message_id, None)
         self._owner.link_evidence(message_id, "settled")
         if message_id in self._in_flight:
             self._ack(message_id, "queued", None)

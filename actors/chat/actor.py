@@ -361,6 +361,9 @@ class Chat(pykka.ThreadingActor):
     def link_evidence(self, message_id: str, delivery: str) -> None:
         self.turns.evidence(message_id, delivery)
 
+    def link_not_sent(self, origin, command_id: str, reason: str) -> None:
+        self.turns.not_sent(origin, command_id, reason)
+
     def link_turn_ended(self, effect: fx.TurnEnded) -> None:
         if effect.error:
             self.session.failed(effect.error)

@@ -258,6 +258,15 @@ class Turns:
             durable.steer_refused(queued_id)
             self._answer_steer(queued_id, {"queued": True, "turnId": message["turnId"]})
 
+    def not_sent(self, origin, command_id: str, reason: str) -> None:
+        """The CLI dropped a page's message unsent (a follow-up an interrupt cancelled): its user
+        item says so (``notSent``), so every page, also after a reload, shows it was never sent
+        and offers it again. A core message is the queue's: it stays queued (``evidence``)."""
+        durable = self._chat.durable
+        item = durable.thread.item(f"user-{command_id}")
+        if origin != CORE and item is not None and not durable.record.frozen:
+            durable.upsert({"id": item["id"], "kind": "user", "notSent": reason})
+
     def _answer_steer(self, queued_id: str, answer: dict) -> None:
         waiting = self._steer_answers.pop(queued_id, None)
         if waiting is not None:

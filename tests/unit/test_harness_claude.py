@@ -14,6 +14,7 @@ import pytest
 from actors.harness import claude
 from actors.harness import effects as fx
 from actors.harness.claude import ClaudeDriver
+from actors.harness.claude.protocol import NOT_SENT_INTERRUPT
 
 FRAMES = Path(__file__).resolve().parent.parent / "fixtures" / "claude-frames"
 
@@ -155,8 +156,17 @@ def test_a_message_cancelled_behind_a_running_turn_leaves_that_turn_running():
     driver.decode({"type": "command_lifecycle", "command_uuid": FIRST, "state": "started"})
     driver.message_frames(SECOND, "queued two", [])
     _, found = driver.decode({"type": "command_lifecycle", "command_uuid": SECOND, "state": "cancelled"})
-    assert found == [fx.MessageSettled(SECOND)]
+    # It never reached the model: said so, and the running turn goes on.
+    assert found == [fx.Delivery(SECOND, "cancelled", NOT_SENT_INTERRUPT), fx.MessageSettled(SECOND)]
     assert driver.waiting == set()
+
+
+def test_a_started_message_cancelled_by_the_interrupt_is_no_unsent_message():
+    driver = ClaudeDriver()
+    driver.message_frames(FIRST, "first", [])
+    driver.decode({"type": "command_lifecycle", "command_uuid": FIRST, "state": "started"})
+    _, found = driver.decode({"type": "command_lifecycle", "command_uuid": FIRST, "state": "cancelled"})
+    assert not any(isinstance(effect, fx.Delivery) for effect in found)
 
 
 def test_a_message_settled_before_any_turn_took_it_ends_the_turn_it_opened():
@@ -164,7 +174,7 @@ def test_a_message_settled_before_any_turn_took_it_ends_the_turn_it_opened():
     driver = ClaudeDriver()
     driver.message_frames(SECOND, "queued two", [])
     _, found = driver.decode({"type": "command_lifecycle", "command_uuid": SECOND, "state": "cancelled"})
-    assert found == [fx.MessageSettled(SECOND), fx.TurnEnded()]
+    assert found == [fx.Delivery(SECOND, "cancelled", NOT_SENT_INTERRUPT), fx.MessageSettled(SECOND), fx.TurnEnded()]
     assert driver.waiting == set()
 
 

@@ -15,6 +15,7 @@ import pytest
 from actors.harness import codex
 from actors.harness import effects as fx
 from actors.harness.codex import CodexDriver
+from actors.harness.codex.protocol import NOT_SENT_INTERRUPT
 
 FRAMES = Path(__file__).resolve().parent.parent / "fixtures" / "codex-frames"
 
@@ -955,3 +956,31 @@ def test_a_model_that_kept_refusing_with_429_ends_the_turn_with_an_overload_limi
 def test_a_failure_that_is_no_limit_has_none():
     ended = [e for e in replay("frames-errors").effects(fx.TurnEnded) if e.error]
     assert ended and all(e.limit is None or "429" in e.error for e in ended)
+
+
+def interrupted_turn() -> dict:
+    """frames-steer's turn/completed, as an interrupt ends the turn."""
+    completed = notification("frames-steer", "turn/completed")
+    turn = {**completed["params"]["turn"], "status": "interrupted"}
+    return {**completed, "params": {**completed["params"], "turn": turn}}
+
+
+def test_a_steer_an_interrupt_stopped_before_codex_took_it_up_is_told_as_not_sent():
+    """Codex discards input steered into a turn it did not pick up before the turn ended: after
+    an interrupt such a message never reached the model, and the driver says so."""
+    driver = ready_driver()
+    running_turn(driver)
+    steer, _ = driver.message_frames("m2", "and another thing", [])
+    assert answer(driver, steer, {"result": {"turnId": STEER_TURN_1}}) == [fx.Delivery("m2", "queued")]
+    _, found = driver.decode(interrupted_turn())
+    assert found == [fx.Delivery("m2", "cancelled", NOT_SENT_INTERRUPT), fx.TurnEnded(interrupted=True)]
+
+
+def test_a_steer_taken_up_is_no_unsent_message():
+    driver = ready_driver()
+    running_turn(driver)
+    steer, _ = driver.message_frames("m2", "and another thing", [])
+    answer(driver, steer, {"result": {"turnId": STEER_TURN_1}})
+    driver.decode({"method": "item/started", "params": {"item": {"type": "userMessage", "clientId": "m2"}}})
+    _, found = driver.decode(interrupted_turn())
+    assert found == [fx.TurnEnded(interrupted=True)]

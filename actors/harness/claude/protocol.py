@@ -40,6 +40,7 @@ _FLAGS = (
 )
 _CANCEL_QUEUED = "interrupt_cancel_queued_v1"
 _SETTLED = {"completed", "cancelled", "discarded", "refused"}
+NOT_SENT_INTERRUPT = "not sent: an interrupt cancelled it before Claude Code took it up"
 
 
 PLAN_MODE = True  # Claude Code's own plan permission mode: a person's choice (chat.configure {plan})
@@ -336,6 +337,10 @@ class ClaudeDriver:
             settled = [fx.MessageSettled(message_id)]
             if state in ("discarded", "refused"):
                 settled.insert(0, fx.Delivery(message_id, "error", f"Claude Code {state} the message"))
+            elif state == "cancelled" and message_id not in self._started:
+                # A follow-up queued behind a turn an interrupt stopped: the CLI drops it unsent
+                # (measured: tests/fixtures/claude-frames/controls2.jsonl); it never reached the model.
+                settled.insert(0, fx.Delivery(message_id, "cancelled", NOT_SENT_INTERRUPT))
             if message_id not in self._started and not self._turn_running and not self.waiting:
                 # Dropped before any turn took it up: no result will come to end the turn it opened.
                 self._turn_active = False

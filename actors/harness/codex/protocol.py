@@ -31,6 +31,7 @@ TESTED_VERSION = "0.169.0"  # the version the tests pin (tests/peers.sh); `devho
 DEFAULT_COMMAND = ("codex",)
 CLIENT_INFO = {"name": "devhost", "title": "devhost", "version": "0.1.0"}
 FAILED_TURN = "Native Codex turn failed"
+NOT_SENT_INTERRUPT = "not sent: an interrupt ended the turn before Codex took it up"
 NETWORK_WAIT_LIMIT = 120.0  # seconds of "Reconnecting... waiting for network" before devhost stops the turn
 NETWORK_WAIT_KEY = "network-wait"
 ANSWERABLE_REQUESTS = ("item/commandExecution/requestApproval", "item/fileChange/requestApproval",
@@ -104,6 +105,7 @@ class CodexDriver:
         self._held: list[tuple[str, list]] = []  # messages that wait for the thread
         self._model_for_next_turn: str | None = None  # set by a send during a turn
         self.waiting: set[str] = set()
+        self._steered: set[str] = set()  # steers Codex accepted into the running turn, not started yet
         self._network_wait_turn: str | None = None  # the turn Codex is waiting for the network in
         self._turn_failure: str | None = None  # why devhost stopped the turn, when it did
         self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
@@ -300,6 +302,7 @@ class CodexDriver:
             client_id = item.get("clientId")
             if item.get("type") == "userMessage" and isinstance(client_id, str):
                 self.waiting.discard(client_id)
+                self._steered.discard(client_id)
                 return [fx.Delivery(client_id, "started")]
             return []
         if method == "turn/completed":
@@ -389,17 +392,23 @@ class CodexDriver:
         self._turn_id = None
         self._turn_requested = False
         status = turn.get("status")
-        # Codex discards input that was steered in but not picked up before the turn ended.
-        self.waiting = {m for m in self.waiting if self._is_in_flight(m)}
+        # Codex discards input that was steered in but not picked up before the turn ended. One
+        # an interrupt stopped that way never reached the model, and says so (only a steer Codex
+        # accepted and never started: a message without its clientId is never taken for one).
+        kept = {m for m in self.waiting if self._is_in_flight(m)}
+        steered, self._steered = self._steered & self.waiting - kept, set()
+        dropped = [fx.Delivery(m, "cancelled", NOT_SENT_INTERRUPT) for m in sorted(steered)] \
+            if turn.get("status") == "interrupted" else []
+        self.waiting = kept
         if status == "failed":
             error = turn.get("error") if isinstance(turn.get("error"), dict) else {}
             message = error.get("message") if isinstance(error.get("message"), str) else ""
             message = message.strip() or FAILED_TURN
-            return [fx.TurnEnded(error=message, limit=self._limit_of(error.get("codexErrorInfo"), message))]
+            return [*dropped, fx.TurnEnded(error=message, limit=self._limit_of(error.get("codexErrorInfo"), message))]
         if status == "interrupted":
             failure, self._turn_failure = self._turn_failure, None
-            return [fx.TurnEnded(error=failure)] if failure else [fx.TurnEnded(interrupted=True)]
-        return [fx.TurnEnded()]
+            return [*dropped, fx.TurnEnded(error=failure) if failure else fx.TurnEnded(interrupted=True)]
+        return [*dropped, fx.TurnEnded()]
 
     def _is_in_flight(self, message_id: str) -> bool:
         return any(context.get("message_id") == message_id for _, context in self._calls.values())
@@ -433,6 +442,7 @@ class CodexDriver:
             return self._turn_start_reply(context, result, error, message)
         if method == "turn/steer":
             if not error:
+                self._steered.add(context["message_id"])
                 return [fx.Delivery(context["message_id"], "queued")]
             if "no active turn" in message or "expected active turn id" in message:
                 # The turn ended between our steer and its arrival: the message starts a new turn.

@@ -27,6 +27,7 @@ export class Transcript {
     this.local = new Map(); // commandId -> {text, images, anchor, delivery, error}
     this.notes = []; // {key, kind, text, anchor}: errors told to this page
     this.answers = new Map(); // requestId (as a string) -> the decision this page sent, until the item shows one
+    this.resent = new Set(); // ids of messages the CLI dropped unsent that this page sent again
     this.info = null;
     this.load({ seq: 0, items: [] });
   }
@@ -181,6 +182,12 @@ export class Transcript {
     this.changed.add(key);
   }
 
+  /** A message the CLI dropped unsent went out again (Send again): its own buttons go. */
+  markResent(itemId) {
+    this.resent.add(itemId);
+    this._touch(itemId);
+  }
+
   /** Whether the chat's items have the message (the CLI was given it). */
   seen(commandId) {
     return this.items.has(`user-${commandId}`);
@@ -312,8 +319,10 @@ export class Transcript {
     const local = commandId ? this.local.get(commandId) : null;
     const images = local?.images?.length ? local.images : [];
     const started = Boolean(item) && this._answeredAfter(item);
+    const delivery = deliveryOf(item, local, started);
+    if (delivery.state === "not-sent" && this.resent.has(item.id)) delivery.text += " (sent again below)";
     return { key, kind: "user", text: item?.text ?? local?.text ?? "", images, itemId: item?.id,
-             imageCount: images.length ? 0 : item?.images || 0, delivery: deliveryOf(item, local, started),
+             imageCount: images.length ? 0 : item?.images || 0, delivery, resent: this.resent.has(item?.id),
              bookmarked: item ? Boolean(this.bookmarks?.has(item.id)) : null };
   }
 
@@ -362,9 +371,12 @@ export class Transcript {
 // devhostd's command_result error for a send an interrupt cancelled before the CLI got it.
 const CANCELLED_BY_INTERRUPT = "not sent: an interrupt cancelled";
 
-/** What the page shows under a message: sending… queued started unconfirmed failed cancelled, or
+/** What the page shows under a message: sending… queued started unconfirmed failed cancelled, not
+    sent (the chat's item says the CLI dropped it: an interrupt), or
     nothing for a message this page did not send (another page's, or one of before a reload). */
 function deliveryOf(item, local, started) {
+  // The chat's own word, for every page and after a reload: the CLI dropped it unsent.
+  if (typeof item?.notSent === "string") return { state: "not-sent", text: item.notSent };
   if (local?.error?.startsWith(CANCELLED_BY_INTERRUPT)) return { state: "cancelled", text: "cancelled by the interrupt" };
   if (local?.error) return { state: "failed", text: `failed: ${local.error}` };
   if (!local) return { state: "unknown", text: "" };

@@ -146,6 +146,15 @@ export class Panel {
       visualHeight: (id) => this.visualHeights.get(id),
       theme: () => this.theme.shown,
       bookmark: (itemId, on) => this.command(on ? { type: "bookmark", itemId } : { type: "unbookmark", itemId }),
+      // A message the CLI dropped unsent (not_sent.js): sent again as it is, or back in the composer.
+      sendAgain: (item) => this.sendPrompt(item.text).then((sent) => {
+        if (sent) this._render((this.transcript.markResent(item.itemId), this.transcript.takeChanged()));
+      }),
+      editAgain: (item) => {
+        this.composer.text = [item.text, this.composer.text].filter((t) => t.trim()).join("\n\n");
+        this.store.update(() => { this.store.conversation.draft = this.composer.text; });
+        this.ui.textarea.focus();
+      },
     });
     // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
     // cannot open a window itself). Only frames of this panel's own visuals are listened to.

@@ -7,6 +7,7 @@ import { el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 import { fileChanges, renderChanges } from "./diffs.js";
 import { MODES, RUNTIME_MODES } from "./modes.js";
+import { notSentActions } from "./not_sent.js";
 
 export const PAGE = 60;
 const LONG_LINES = 12;
@@ -161,7 +162,8 @@ const RENDERERS = {
     el("div", { class: "bubble" }, withPageContext(item.text),
       item.images.length ? el("div", { class: "images" }, item.images.map((src) => el("img", { src, alt: "attached image" })))
         : item.imageCount ? el("div", { class: "muted" }, item.imageCount === 1 ? "1 image" : `${item.imageCount} images`) : null),
-    el("div", { class: "delivery", dataset: { state: item.delivery.state } }, markButton(item, actions), item.delivery.text)),
+    el("div", { class: "delivery", dataset: { state: item.delivery.state } }, markButton(item, actions), item.delivery.text,
+      notSentActions(item, actions))),
 
   assistant: (item, actions) => el("div", { class: `item assistant${item.streaming ? " streaming" : ""}` },
     markButton(item, actions), renderMarkdown(item.text)),
