@@ -899,7 +899,7 @@ export class Panel {
     clearTimeout(this.scrollTimer);
     this.scrollTimer = setTimeout(() => {
       if (!this.store || !this.session) return;
-      const fromBottom = this.view.fromBottom();
+      const fromBottom = this.view.following ? 0 : this.view.fromBottom(); // at the end: comes back at the end
       this.store.update(() => { this.store.conversation.scroll = fromBottom < 40 ? null : { fromBottom }; });
     }, 150);
   }

@@ -23,10 +23,23 @@ export class ConversationView {
     this.items = [];
     this.start = 0;
     this.onScrolled = null;
+    // Whether the person follows the conversation at its end. Only their own scrolling changes it:
+    // layout that moves the end (the panel's style sheet arriving after the first render of a
+    // reload, a highlighted block, a visual sizing itself) must not leave them above it.
+    this.following = true;
+    this.scrolledTo = null; // the scrollTop this view set last: the scroll event it causes is not the person's
     scroller.addEventListener("scroll", () => {
+      if (this.scrolledTo === null || Math.abs(this.scroller.scrollTop - this.scrolledTo) > 1) {
+        this.following = this.atBottom();
+        this.scrolledTo = null;
+      }
       if (this.scroller.scrollTop < 80 && this.start > 0) this.loadOlder();
       this.onScrolled?.();
     });
+    // Content or the panel changed size: at the end, stay at the end.
+    const keepEnd = new ResizeObserver(() => { if (this.following) this.scrollToBottom(); });
+    keepEnd.observe(list);
+    keepEnd.observe(scroller);
   }
 
   get rendered() {
@@ -45,7 +58,7 @@ export class ConversationView {
 
   /** items: every item in order; changed: keys to re-render ("*": all). */
   render(items, changed) {
-    const following = this.atBottom();
+    const following = this.following;
     const everything = changed.has("*");
     const keepRendered = Math.max(PAGE, this.rendered);
     this.items = items;
@@ -57,7 +70,13 @@ export class ConversationView {
   }
 
   scrollToBottom() {
-    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.following = true;
+    this._scrollTo(this.scroller.scrollHeight);
+  }
+
+  _scrollTo(top) {
+    this.scroller.scrollTop = top;
+    this.scrolledTo = this.scroller.scrollTop; // as the browser clamped it
   }
 
   /** Brings the item ``key`` into view (paging older items in when it is above them) and marks it
@@ -81,7 +100,7 @@ export class ConversationView {
     const before = this.scroller.scrollHeight;
     this.start = Math.max(0, this.start - PAGE);
     this._sync(new Set());
-    this.scroller.scrollTop += this.scroller.scrollHeight - before; // what was on screen stays put
+    this._scrollTo(this.scroller.scrollTop + this.scroller.scrollHeight - before); // what was on screen stays put
   }
 
   /** Puts the view `fromBottom` px above the bottom, paging older items in as needed. */
@@ -91,7 +110,8 @@ export class ConversationView {
       this.start = Math.max(0, this.start - PAGE);
       this._sync(new Set());
     }
-    s.scrollTop = s.scrollHeight - s.clientHeight - fromBottom;
+    this._scrollTo(s.scrollHeight - s.clientHeight - fromBottom);
+    this.following = this.atBottom();
   }
 
   _sync(changed) {
