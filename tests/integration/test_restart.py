@@ -58,3 +58,15 @@ def test_a_codex_thread_resumes_after_the_daemon_restarts(daemon, openai, stack,
         sock.close()
     finally:
         assert again.stop() == 0
+
+
+def test_each_run_of_the_daemon_has_its_own_run_id_in_config(daemon, stack, daemon_env):
+    """config.json's `run` is how a page tells that devhostd restarted since it saw a conversation open."""
+    status, before = daemon.request("GET", "/__devhost__/config.json", origin=None)
+    assert status == 200 and isinstance(before["run"], str) and before["run"]
+    assert daemon.request("GET", "/__devhost__/config.json", origin=None)[1]["run"] == before["run"]
+    again = _restart(daemon, stack, daemon_env)
+    try:
+        assert again.request("GET", "/__devhost__/config.json", origin=None)[1]["run"] != before["run"]
+    finally:
+        assert again.stop() == 0

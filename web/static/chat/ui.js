@@ -346,7 +346,9 @@ export class Panel {
     this.logView.show(null);
     this.continuity.clear();
     this.transcript = new Transcript();
-    this.store.update(() => { Object.assign(this.store.conversation, { sessionId: null, chatId: null, openIn: null, closedBy: null }); });
+    this.store.update(() => {
+      Object.assign(this.store.conversation, { sessionId: null, chatId: null, openIn: null, closedBy: null });
+    });
     this._render(new Set(["*"]));
     this._renderControls();
     this.ui.textarea.focus();
@@ -542,10 +544,11 @@ export class Panel {
     try {
       const sessions = await api.sessions(this.store.state.target);
       this.sessions = sessions;
-      const resumed = sessions.find((s) => s.chatId === this.session?.chatId && s.status !== "closed");
-      if (id && this.session?.id === id && !sessions.some((s) => s.id === id) && resumed) {
+      const gone = id && this.session?.id === id && !sessions.some((s) => s.id === id);
+      const resumed = gone && sessions.find((s) => s.chatId === this.session.chatId && s.status !== "closed");
+      if (resumed) {
         this.attach(resumed); // resumed elsewhere under a new id: still this conversation
-      } else if (id && this.session?.id === id && !sessions.some((s) => s.id === id)) {
+      } else if (gone) {
         this.detach();
         this.showNote("That session is gone (the daemon restarted, or it was replaced by its resume).");
       }
