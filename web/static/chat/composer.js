@@ -1,23 +1,16 @@
-// The composer: the text, and the images that go with it (pasted, dropped, or an area of a
-// screenshot of the page), shown as thumbnails until sent. Screenshots add a "page context"
+// The composer: the text, long pasted texts as chips (paste.js), and the images that go with it
+// (pasted, dropped, or an area of a screenshot of the page; fitted to what the models take as
+// they are added: images.js), shown in the tray until sent. Screenshots add a "page context"
 // section to the text saying where the crop sits in the full screenshot.
 
 import { el, clear } from "./dom.js";
+import { ImageProblem, describe, fitImage } from "./images.js";
+import { isLong, pasteChip, pasteLabel } from "./paste.js";
 
 export const MAX_FRAME_BYTES = 8 * 1024 * 1024; // a whole send frame, as UTF-8 JSON (devhostd's limit)
-const TYPES = ["image/png", "image/jpeg"];
 
 export function frameBytes(frame) {
   return new TextEncoder().encode(JSON.stringify(frame)).length;
-}
-
-function readDataURL(file) {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(reader.result);
-    reader.onerror = () => reject(reader.error);
-    reader.readAsDataURL(file);
-  });
 }
 
 export class Composer {
@@ -26,13 +19,20 @@ export class Composer {
     this.tray = tray;
     this.onDraft = onDraft;
     this.onProblem = onProblem;
-    this.attachments = []; // {dataURL, screenshot?: {area, full, scroll}}
+    this.attachments = []; // {dataURL, width?, height?, bytes?, from?, screenshot?: {area, full, scroll}}
+    this.pastes = []; // {text}: long pasted texts, sent after the typed text
     textarea.addEventListener("input", () => onDraft(this.text));
     textarea.addEventListener("paste", (event) => {
       const files = [...(event.clipboardData?.files || [])];
-      if (!files.length) return; // plain text pastes as usual
+      if (files.length) {
+        event.preventDefault();
+        this.addFiles(files);
+        return;
+      }
+      const pasted = event.clipboardData?.getData("text/plain") || "";
+      if (!isLong(pasted)) return; // short text pastes as usual
       event.preventDefault();
-      this.addFiles(files);
+      this.addPaste(pasted);
     });
   }
 
@@ -46,16 +46,28 @@ export class Composer {
 
   async addFiles(files) {
     for (const file of files) {
-      if (!TYPES.includes(file.type)) {
-        this.onProblem(`${file.name || "That file"} is not a PNG or JPEG image; only those can be sent.`);
-        continue;
-      }
       try {
-        this.add({ dataURL: await readDataURL(file) });
+        this.add(await fitImage(file));
       } catch (error) {
-        this.onProblem(`Could not read ${file.name || "the image"}: ${error?.message || error}`);
+        this.onProblem(error instanceof ImageProblem ? error.message
+          : `Could not read ${file.name || "the image"}: ${error?.message || error}`);
       }
     }
+  }
+
+  addPaste(text) {
+    this.pastes.push({ text });
+    this._renderTray();
+  }
+
+  /** Whether there is anything to send. */
+  get empty() {
+    return !this.text.trim() && !this.attachments.length && !this.pastes.length;
+  }
+
+  /** The message as the person wrote it: the typed text, then each pasted text in full. */
+  messageText() {
+    return [this.text, ...this.pastes.map((p) => p.text)].filter((t) => t.trim()).join("\n\n");
   }
 
   add(attachment) {
@@ -66,6 +78,7 @@ export class Composer {
   clear() {
     this.text = "";
     this.attachments = [];
+    this.pastes = [];
     this._renderTray();
   }
 
@@ -73,18 +86,20 @@ export class Composer {
    * Takes out what a send carried (its text and attachments as captured when it began), keeping
    * anything typed or attached while it waited. Text edited in the meantime stays as it is.
    */
-  removeSent(text, attachments) {
+  removeSent(text, attachments, pastes = []) {
     const current = this.text;
     if (current === text) this.text = "";
     else if (current.startsWith(text)) this.text = current.slice(text.length).replace(/^\s+/, "");
     this.attachments = this.attachments.filter((a) => !attachments.includes(a));
+    this.pastes = this.pastes.filter((p) => !pastes.includes(p));
     this._renderTray();
   }
 
-  /** The text to send: the person's text, then the page context of any screenshot. */
+  /** The text to send: the person's text and pastes, then the page context of any screenshot. */
   composeText() {
+    const own = this.messageText();
     const shots = this.attachments.map((a, index) => [index + 1, a.screenshot]).filter(([, s]) => s);
-    if (!shots.length) return this.text;
+    if (!shots.length) return own;
     const lines = ["[Page context]", `Page: ${location.href}${document.title ? ` (“${document.title}”)` : ""}`];
     for (const [number, shot] of shots) {
       const { area, full, scroll } = shot;
@@ -92,16 +107,21 @@ export class Composer {
         `${area.width}×${area.height} of the full ${full.width}×${full.height} screenshot (CSS pixels; ` +
         `the page was scrolled to ${scroll.x}, ${scroll.y}).`);
     }
-    return this.text ? `${this.text}\n\n${lines.join("\n")}` : lines.join("\n");
+    return own ? `${own}\n\n${lines.join("\n")}` : lines.join("\n");
   }
 
   _renderTray() {
     clear(this.tray);
-    this.tray.hidden = this.attachments.length === 0;
+    this.tray.hidden = this.attachments.length === 0 && this.pastes.length === 0;
+    this.pastes.forEach((paste, index) => {
+      const label = pasteLabel(paste.text);
+      this.tray.append(el("div", { class: "paste-entry" }, pasteChip(paste.text), el("button", {
+        type: "button", class: "remove", title: "Remove this pasted text", "aria-label": `Remove ${label}`,
+        onclick: () => { this.pastes.splice(index, 1); this._renderTray(); } }, "×")));
+    });
     this.attachments.forEach((attachment, index) => {
-      const caption = attachment.screenshot
-        ? `area ${attachment.screenshot.area.width}×${attachment.screenshot.area.height}` : "image";
-      this.tray.append(el("figure", { class: "thumb" },
+      const { caption, title } = describe(attachment);
+      this.tray.append(el("figure", { class: "thumb", title: title || null },
         el("img", { src: attachment.dataURL, alt: caption }),
         el("figcaption", {}, caption),
         el("button", { type: "button", class: "remove", title: "Remove", "aria-label": `Remove ${caption}`,

@@ -127,7 +127,8 @@ export class Panel {
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
     this.root.append(themeLinks.light, themeLinks.dark,
-      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }), u.launcher, u.panel, u.layer);
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }), u.launcher, u.panel, u.layer);
 
     this.visualHeights = new Map(); // visual id -> the height its page last reported
     this.view = new ConversationView(u.log, u.items, {
@@ -607,11 +608,12 @@ export class Panel {
     if (this.sending || this.ui.send.disabled) return;
     const text = this.composer.text;
     const attachments = [...this.composer.attachments];
-    if (!text.trim() && !attachments.length) return;
-    const sent = await this._deliver(this.composer.composeText(), text, attachments);
+    const pastes = [...this.composer.pastes];
+    if (this.composer.empty) return;
+    const sent = await this._deliver(this.composer.composeText(), this.composer.messageText(), attachments);
     if (!sent) return;
-    // Only what this send carried: text typed or images attached while it waited stay.
-    this.composer.removeSent(text, attachments);
+    // Only what this send carried: text typed, pasted or images attached while it waited stay.
+    this.composer.removeSent(text, attachments, pastes);
     this.store.update(() => { this.store.conversation.draft = this.composer.text; });
   }
 

@@ -8,6 +8,7 @@ import { renderMarkdown } from "./markdown.js";
 import { fileChanges, renderChanges } from "./diffs.js";
 import { MODES, RUNTIME_MODES } from "./modes.js";
 import { notSentActions } from "./not_sent.js";
+import { collapsed } from "./paste.js";
 
 export const PAGE = 60;
 const LONG_LINES = 12;
@@ -162,8 +163,8 @@ const PAGE_CONTEXT = "[Page context]\n";
 /** A message's own text, and the page context a screenshot added to it as a chip that opens. */
 function withPageContext(text) {
   const at = text.startsWith(PAGE_CONTEXT) ? 0 : text.indexOf(`\n\n${PAGE_CONTEXT}`);
-  if (at < 0) return text;
-  const own = text.slice(0, at);
+  if (at < 0) return collapsed(text); // a long paste is a chip that opens (paste.js)
+  const own = collapsed(text.slice(0, at));
   const context = text.slice(at).replace(/^\n*\[Page context\]\n/, "");
   return [own, el("details", { class: "context" }, el("summary", {}, "page context"), el("div", { class: "pre" }, context))];
 }
