@@ -39,6 +39,7 @@ POSITION_BODY = _body({"position": {"oneOf": [{"type": "null"}, {"type": "object
     "left": {"type": "number"}, "top": {"type": "number"}}, "required": ["left", "top"]}]}}, ["position"])
 MODE_BODY = _body({"runtimeMode": {"type": "string", "enum": ["supervised", "auto-accept-edits", "auto",
                                                                "full-access"]}}, ["runtimeMode"])
+SESSION_PATH = [{"name": "sessionId", "in": "path", "required": True, "schema": {"type": "string"}}, *PAGE_QUERY]
 CORE_BODY = _body({"id": {"type": "string"}, "type": {"type": "string"}, "payload": {"type": "object"}}, ["id", "type"])
 
 
@@ -55,9 +56,21 @@ def document() -> dict:
             "post": {"summary": "starts (or resumes) a session", "requestBody": SESSION_BODY,
                      "responses": _answers("201", "400", "403", "404", "409", "413")}},
         "/__devhost__/chat/sessions/{sessionId}/close": {"post": {
-            "summary": "closes a session and ends its CLI",
-            "parameters": [{"name": "sessionId", "in": "path", "required": True, "schema": {"type": "string"}},
-                           *PAGE_QUERY],
+            "summary": "closes a session and ends its CLI", "parameters": SESSION_PATH,
+            "responses": _answers("200", "400", "403", "404")}},
+        "/__devhost__/chat/sessions/{sessionId}": {"delete": {
+            "summary": "deletes a conversation everywhere (as the core's chat.kill): its CLI ended, its files removed",
+            "parameters": SESSION_PATH, "responses": _answers("200", "400", "403", "404")}},
+        "/__devhost__/chat/sessions/{sessionId}/title": {"put": {
+            "summary": "renames a conversation", "parameters": SESSION_PATH,
+            "requestBody": _body({"title": {"type": "string"}}, ["title"]),
+            "responses": _answers("200", "400", "403", "404", "413")}},
+        "/__devhost__/chat/sessions/{sessionId}/export": {"get": {
+            "summary": "the conversation as Markdown (a download)", "parameters": SESSION_PATH,
+            "responses": {"200": {"description": "text/markdown"}, "400": ERROR, "403": ERROR, "404": ERROR}}},
+        "/__devhost__/chat/search": {"get": {
+            "summary": "the directory's conversations whose title or text has q, newest first",
+            "parameters": [{"name": "q", "in": "query", "required": True, "schema": {"type": "string"}}, *PAGE_QUERY],
             "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/chat/saved": {"get": {"summary": "the CLIs' own saved conversations of the directory",
                                             "parameters": PAGE_QUERY,

@@ -240,6 +240,13 @@ class Chat(pykka.ThreadingActor):
     def reopen(self, session_id: str) -> dict:
         return self.session.reopen(session_id)
 
+    def rename(self, title: str) -> dict:
+        """The person's own name for the conversation (a checked title: web/routes/conversations.py)
+        replaces the one its first message gave; kept in the info, so it lasts."""
+        self.durable.update_info(suggestedTitle=title)
+        self.publish()
+        return self.record()
+
     # ---- the chat core (a chat): each call goes to the part that owns it -------------------------
 
     def info(self) -> dict:

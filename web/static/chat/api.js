@@ -55,6 +55,14 @@ export const api = {
     ...(account !== undefined ? { account } : {}),
   }),
   closeSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/close?${query(target)}`),
+  renameSession: (id, target, title) => call("PUT", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/title?${query(target)}`, { title }),
+  /** Deletes it everywhere (as the core's chat.kill): its CLI ended, its files removed. */
+  deleteSession: (id, target) => call("DELETE", `/__devhost__/chat/sessions/${encodeURIComponent(id)}?${query(target)}`),
+  /** Where the conversation's Markdown is downloaded from. */
+  exportPath: (id, target) => `/__devhost__/chat/sessions/${encodeURIComponent(id)}/export?${query(target)}`,
+  /** This checkout's conversations whose title or text has `text`: [{id, title, in, excerpt?}]. */
+  searchSessions: (target, text) => call("GET", `/__devhost__/chat/search?q=${encodeURIComponent(text)}&${query(target)}`)
+    .then((v) => v.sessions),
   /** The mode a new conversation of this checkout starts in (the one last picked for it). */
   mode: (target) => call("GET", `/__devhost__/chat/mode?${query(target)}`).then((v) => v.runtimeMode),
   saveMode: (target, runtimeMode) => call("PUT", `/__devhost__/chat/mode?${query(target)}`, { runtimeMode }),

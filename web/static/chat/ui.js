@@ -5,6 +5,7 @@ import { api, devhostURL } from "./api.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { Continuity } from "./continuity.js";
+import { ConversationControls } from "./conversations.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { capturePage, chooseArea } from "./screenshot.js";
@@ -62,6 +63,7 @@ export class Panel {
     const hljsTheme = (name) => el("link", { rel: "stylesheet", href: devhostURL(`/__devhost__/static/chat/vendor/${name}.min.css`) });
     const themeLinks = { light: hljsTheme("highlight-github"), dark: hljsTheme("highlight-github-dark") };
     this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
+    this.conversations = new ConversationControls(this);
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -122,6 +124,7 @@ export class Panel {
       $("div", { class: "row" }, u.harness, u.model, u.account, u.mode),
       u.modeLine, u.modeNotice, u.accountNotice,
       $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
+      this.conversations.ui.row, ...this.conversations.ui.below,
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, this.continuity.ui, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
@@ -967,6 +970,7 @@ export class Panel {
     u.endButton.hidden = !this.session || status === "closed";
     u.resumeButton.hidden = status !== "closed" || !this.session?.nativeSessionId;
     u.newButton.hidden = !this.session;
+    this.conversations.render();
     u.stop.hidden = !RUNNING.includes(status);
     const label = HARNESS_LABEL[this.session?.harness || conversation.harness] || "the agent";
     const directory = this.session?.projectRootPath

@@ -1,0 +1,128 @@
+"""The panel's conversation controls, on a page's own sessions: rename, delete (as the core's
+chat.kill: gone from every list and from disk), export as Markdown, and search over the titles
+and text of the page's conversations. (The Origin rule holds for every PUT and DELETE here:
+web/app.py checks it before any route runs.)"""
+from __future__ import annotations
+
+import re
+
+import bottle
+
+from web import edge
+from web.edge import Refusal, json_answer, json_body, refusals_as_json
+from web.markdown_export import conversation_markdown, file_name
+
+TITLE_CHARS = 120
+QUERY_CHARS = 200
+MOST_ITEMS = 5000  # a conversation's items read for an export or a search, newest kept
+HISTORY_PAGE = 100
+EXCERPT_CHARS = 60
+SEARCHED_KINDS = ("user", "assistant")
+# Control characters and line breaks: a title is one line of a list.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def check_title(value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
+    title = " ".join(value.split())
+    if len(title) > TITLE_CHARS:
+        raise Refusal(400, f"the title is {len(title)} characters; make it at most {TITLE_CHARS}")
+    if _UNPRINTABLE.search(title):
+        raise Refusal(400, "the title may not hold control characters")
+    return title
+
+
+def items_of(chat) -> list[dict]:
+    """The conversation's items, oldest first (its newest MOST_ITEMS), read page by page."""
+    pages, cursor, count = [], None, 0
+    while count < MOST_ITEMS:
+        page = edge.ask(chat.history(cursor, HISTORY_PAGE))
+        pages.append(page["items"])
+        count += len(page["items"])
+        cursor = page["history"]["cursor"]
+        if cursor is None:
+            break
+    return [item for page in reversed(pages) for item in page]
+
+
+def excerpt(text: str, at: int, length: int) -> str:
+    """The words around a match, on one line."""
+    start, end = max(0, at - EXCERPT_CHARS // 2), min(len(text), at + length + EXCERPT_CHARS)
+    line = " ".join(text[start:end].split())
+    return ("…" if start > 0 else "") + line + ("…" if end < len(text) else "")
+
+
+def text_match(items: list[dict], query: str) -> dict | None:
+    """Where ``query`` (lower case) is in the messages' text: {"in": "text", "excerpt"}, or None."""
+    for item in reversed(items):  # the newest mention is the one a person remembers
+        text = item.get("text") if item.get("kind") in SEARCHED_KINDS else None
+        at = text.lower().find(query) if isinstance(text, str) else -1
+        if at >= 0:
+            return {"in": "text", "excerpt": excerpt(text, at, len(query))}
+    return None
+
+
+def install(app, context) -> None:
+    request = bottle.request
+
+    def directory_from_query():
+        return edge.page_directory(context, request.environ, request.query.get("pageURL"),
+                                   request.query.get("chatTarget"))
+
+    def page_session(session_id: str):
+        """(chat, record) of a session of the page's directory, or a 404."""
+        directory = directory_from_query()
+        chat, record = edge.ask(context.registry.session(session_id))
+        if chat is None or record["projectRootPath"] != directory:
+            raise Refusal(404, f"no session {session_id} in this directory")
+        return chat, record
+
+    @app.put("/__devhost__/chat/sessions/<session_id>/title")
+    @refusals_as_json
+    def rename(session_id):
+        chat, _ = page_session(session_id)
+        body = json_body(request)
+        if set(body) != {"title"}:
+            raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
+        return json_answer(edge.ask(chat.rename(check_title(body["title"]))))
+
+    @app.delete("/__devhost__/chat/sessions/<session_id>")
+    @refusals_as_json
+    def delete(session_id):
+        """As the core's chat.kill: its CLI ended, its record, log and kept files removed, and
+        the registry forgets it (every list: the Chat API's, the core's chat.list)."""
+        chat, record = page_session(session_id)
+        gone = edge.ask(chat.cli_gone())
+        edge.ask(chat.kill())
+        edge.ask(context.registry.forget(record["chatId"], gone))
+        return json_answer({"deleted": session_id})
+
+    @app.get("/__devhost__/chat/sessions/<session_id>/export")
+    @refusals_as_json
+    def export(session_id):
+        chat, record = page_session(session_id)
+        text = conversation_markdown(record, items_of(chat))
+        return bottle.HTTPResponse(text.encode(), headers={
+            "Content-Type": "text/markdown; charset=utf-8", "Cache-Control": "no-store",
+            "Content-Disposition": f'attachment; filename="{file_name(record)}"'})
+
+    @app.get("/__devhost__/chat/search")
+    @refusals_as_json
+    def search():
+        """The page's conversations whose title or text has ``q`` (any case), newest first."""
+        directory = directory_from_query()
+        query = request.query.getunicode("q") or ""
+        if not query.strip() or len(query) > QUERY_CHARS:
+            raise Refusal(400, f"q is what to look for: 1..{QUERY_CHARS} characters")
+        query = query.strip().lower()
+        found = []
+        for record in edge.ask(context.registry.sessions(directory)):
+            chat, _ = edge.ask(context.registry.session(record["id"]))
+            if chat is None:
+                continue  # deleted meanwhile
+            # A title that matches is enough: the text is read only for the others.
+            hit = {"in": "title"} if query in (record.get("title") or "").lower() else text_match(items_of(chat), query)
+            if hit:
+                found.append({"id": record["id"], "title": record.get("title"), **hit})
+        return json_answer({"sessions": found})
