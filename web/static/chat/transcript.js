@@ -111,6 +111,7 @@ export class Transcript {
       this.sorted = null; // an interrupted or limited turn gets a line after its items
       this.changed.add(`end-${item.id}`);
       this.changed.add(`limit-${item.id}`);
+      this.changed.add(`retry-${item.id}`);
       for (const id of this.turnUsers.get(item.id) || []) this.changed.add(id); // how its messages went
       this.lastTurn = item.id;
     }
@@ -234,6 +235,9 @@ export class Transcript {
         kind: "notice", text: "Interrupted." }]);
       // A turn that stopped on a usage limit or an overloaded model says when it can go on.
       if (turn?.limit) entries.push([position + 0.2, `limit-${turnId}`, { key: `limit-${turnId}`, limitOf: turnId }]);
+      // The last turn ended in an error: a Retry sends its last message again.
+      const retried = turn?.state === "error" && !turn.limit && turnId === this.lastTurn && this._lastUser(turnId);
+      if (retried) entries.push([position + 0.3, `retry-${turnId}`, { key: `retry-${turnId}`, kind: "retry", text: retried.text }]);
     }
     for (const [commandId, local] of this.local) {
       if (!this.items.has(`user-${commandId}`)) entries.push([local.anchor - 0.5, `user-${commandId}`, { id: `user-${commandId}` }]);
@@ -324,6 +328,12 @@ export class Transcript {
     return { key, kind: "user", text: item?.text ?? local?.text ?? "", images, itemId: item?.id,
              imageCount: images.length ? 0 : item?.images || 0, delivery, resent: this.resent.has(item?.id),
              bookmarked: item ? Boolean(this.bookmarks?.has(item.id)) : null };
+  }
+
+  /** The turn's last message of the person's that has text (null: none). */
+  _lastUser(turnId) {
+    const texts = (this.turnUsers.get(turnId) || []).map((id) => this.items.get(id)).filter((u) => u?.text?.trim());
+    return texts.at(-1) || null;
   }
 
   /** Whether the agent answered after a message of its turn (it took the message up). */

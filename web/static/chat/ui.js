@@ -8,6 +8,7 @@ import { Continuity } from "./continuity.js";
 import { ConversationControls } from "./conversations.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
+import { JumpToLatest } from "./jumplatest.js";
 import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
 import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
@@ -159,6 +160,7 @@ export class Panel {
         this.store.update(() => { this.store.conversation.draft = this.composer.text; });
         this.ui.textarea.focus();
       },
+      retry: (item) => this.sendPrompt(item.text), // a failed turn's last message, sent again
     });
     // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
     // cannot open a window itself). Only frames of this panel's own visuals are listened to.
@@ -168,6 +170,9 @@ export class Panel {
       for (const node of this.root.querySelectorAll(".countdown")) node.textContent = countdown(Number(node.dataset.until));
     }, 1000);
     this.view.onScrolled = () => this._saveScrollSoon();
+    this.jump = new JumpToLatest(this.view);
+    this.view.onNewContentBelow = () => this.jump.show();
+    u.log.append(this.jump.button);
     this.composer = new Composer({
       textarea: u.textarea, tray: u.tray,
       onDraft: (text) => this.store?.update(() => { this.store.conversation.draft = text; }),

@@ -60,6 +60,8 @@ export class ConversationView {
   /** items: every item in order; changed: keys to re-render ("*": all). */
   render(items, changed) {
     const following = this.following;
+    // New content: more items, or the last one changed (a reply streaming in).
+    const grew = items.length > this.items.length || changed.has(items.at(-1)?.key);
     const everything = changed.has("*");
     const keepRendered = Math.max(PAGE, this.rendered);
     this.items = items;
@@ -68,6 +70,7 @@ export class ConversationView {
     this.start = Math.min(this.start, Math.max(0, items.length - 1));
     this._sync(everything ? null : changed);
     if (following) this.scrollToBottom();
+    else if (grew) this.onNewContentBelow?.(); // jumplatest.js
   }
 
   scrollToBottom() {
@@ -274,6 +277,10 @@ const RENDERERS = {
                                                onclick: () => actions.stopTask(item) }, "Stop") : null),
 
   error: (item) => el("div", { class: "item error", role: "alert" }, item.text),
+  retry: (item, actions) => el("div", { class: "item retry" },
+    el("button", { type: "button", class: "plain", "aria-label": "Retry",
+                   title: `Send your last message again: “${item.text.split("\n")[0].slice(0, 80)}”`,
+                   onclick: (event) => { event.currentTarget.disabled = true; actions.retry(item); } }, "↻ Retry")),
   notice: (item) => el("div", { class: "item notice" }, item.text),
   visual: (item, actions) => {
     // A page an agent published: shown in a sandboxed frame (scripts, but no same-origin rights,
