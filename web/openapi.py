@@ -65,6 +65,9 @@ def document() -> dict:
             "summary": "renames a conversation", "parameters": SESSION_PATH,
             "requestBody": _body({"title": {"type": "string"}}, ["title"]),
             "responses": _answers("200", "400", "403", "404", "413")}},
+        "/__devhost__/chat/sessions/{sessionId}/compact": {"post": {
+            "summary": "folds the conversation into a summary, as a turn of its own (as the core's chat.compact)",
+            "parameters": SESSION_PATH, "responses": _answers("200", "400", "403", "404", "409")}},
         "/__devhost__/chat/sessions/{sessionId}/export": {"get": {
             "summary": "the conversation as Markdown (a download)", "parameters": SESSION_PATH,
             "responses": {"200": {"description": "text/markdown"}, "400": ERROR, "403": ERROR, "404": ERROR}}},

@@ -8,17 +8,13 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from storage.chat_store import encode_id
+from tests.browser.core_list import core_chats
 from tests.browser.panel import Panel
 from tests.mock_anthropic import text_reply, tool_use_reply
 
 
 def core_chat_ids(daemon) -> list[str]:
-    """The chats the core's chat.list names (the person's own secret, from the control origin)."""
-    control = daemon.control_origin.split("//")[1]
-    status, answer = daemon.request("POST", "/__devhost__/core", {"id": "1", "type": "chat.list", "payload": {}},
-                                    host=control, origin=daemon.control_origin)
-    assert status == 200 and answer["ok"], answer
-    return [chat["chatId"] for chat in answer["result"]["chats"]]
+    return [chat["chatId"] for chat in core_chats(daemon)]
 
 
 def picked_session(panel) -> str:

@@ -1,7 +1,7 @@
 """The panel's conversation controls, on a page's own sessions: rename, delete (as the core's
-chat.kill: gone from every list and from disk), export as Markdown, and search over the titles
-and text of the page's conversations. (The Origin rule holds for every PUT and DELETE here:
-web/app.py checks it before any route runs.)"""
+chat.kill: gone from every list and from disk), compact (as chat.compact), export as Markdown,
+and search over the titles and text of the page's conversations. (The Origin rule holds for
+every POST, PUT and DELETE here: web/app.py checks it before any route runs.)"""
 from __future__ import annotations
 
 import re
@@ -97,6 +97,14 @@ def install(app, context) -> None:
         edge.ask(chat.kill())
         edge.ask(context.registry.forget(record["chatId"], gone))
         return json_answer({"deleted": session_id})
+
+    @app.post("/__devhost__/chat/sessions/<session_id>/compact")
+    @refusals_as_json
+    def compact(session_id):
+        """As the core's chat.compact: the CLI folds the conversation into a summary, as a turn
+        of its own (409 while a turn runs)."""
+        chat, _ = page_session(session_id)
+        return json_answer(edge.ask(chat.compact()))
 
     @app.get("/__devhost__/chat/sessions/<session_id>/export")
     @refusals_as_json

@@ -58,6 +58,8 @@ export const api = {
   renameSession: (id, target, title) => call("PUT", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/title?${query(target)}`, { title }),
   /** Deletes it everywhere (as the core's chat.kill): its CLI ended, its files removed. */
   deleteSession: (id, target) => call("DELETE", `/__devhost__/chat/sessions/${encodeURIComponent(id)}?${query(target)}`),
+  /** Folds the conversation into a summary, as a turn of its own (the core's chat.compact). */
+  compactSession: (id, target) => call("POST", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/compact?${query(target)}`),
   /** Where the conversation's Markdown is downloaded from. */
   exportPath: (id, target) => `/__devhost__/chat/sessions/${encodeURIComponent(id)}/export?${query(target)}`,
   /** This checkout's conversations whose title or text has `text`: [{id, title, in, excerpt?}]. */

@@ -19,6 +19,7 @@ import { Store, TARGETS, storageKey } from "./store.js";
 import { describeTarget } from "./targets.js";
 import { Theme, tellVisuals } from "./theme.js";
 import { Transcript } from "./transcript.js";
+import { UsageMeter } from "./usage.js";
 import { ConversationView, countdown } from "./view.js";
 
 const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
@@ -65,6 +66,7 @@ export class Panel {
     const themeLinks = { light: hljsTheme("highlight-github"), dark: hljsTheme("highlight-github-dark") };
     this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
     this.conversations = new ConversationControls(this);
+    this.usage = new UsageMeter(this);
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -129,7 +131,8 @@ export class Panel {
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, this.continuity.ui, u.log,
       $("footer", { class: "composer" }, u.tray, u.textarea,
-        $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), u.stop, u.send)));
+        $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), this.usage.ui.meter,
+          this.usage.ui.compact, u.stop, u.send)));
     this.root.append(themeLinks.light, themeLinks.dark,
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }), u.launcher, u.panel, u.layer);
@@ -976,6 +979,7 @@ export class Panel {
     u.resumeButton.hidden = status !== "closed" || !this.session?.nativeSessionId;
     u.newButton.hidden = !this.session;
     this.conversations.render();
+    this.usage.render(this.transcript.info, this.session);
     u.stop.hidden = !RUNNING.includes(status);
     const label = HARNESS_LABEL[this.session?.harness || conversation.harness] || "the agent";
     const directory = this.session?.projectRootPath
