@@ -40,7 +40,9 @@ export class ConversationControls {
       control.disabled = !session;
       control.title = session ? label : `${label}: ${NONE_YET}`;
     }
-    if (!session) this.closeForms();
+    // A rename or a delete asked for one conversation never applies to the next one opened.
+    if (session?.id !== this.shownFor) this.closeForms();
+    this.shownFor = session?.id;
   }
 
   closeForms() {
