@@ -98,6 +98,26 @@ def test_a_long_paste_is_a_chip_in_the_composer_and_the_bubble_and_reaches_the_m
     assert kept.bounding_box()["height"] < 120
 
 
+def test_a_pasted_text_not_sent_yet_is_still_a_chip_after_a_reload(page, browser, daemon, mock):
+    browser.grant_permissions(["clipboard-read", "clipboard-write"])
+    mock.add(text_reply("Read it all."))
+    panel = Panel(page, daemon).open()
+    page.evaluate("(text) => navigator.clipboard.writeText(text)", PASTE)
+    panel.find("textarea").click()
+    page.keyboard.press("Control+V")
+    panel.find("textarea").fill("kept over a reload")
+    expect(panel.find(".tray details.pasted > summary")).to_have_text("pasted text, 400 lines")
+    panel.reload()  # a hot reload of the page, say
+    expect(panel.find(".tray details.pasted > summary")).to_have_text("pasted text, 400 lines")
+    expect(panel.find("textarea")).to_have_value("kept over a reload")
+    panel.find(".send").click()
+    expect(panel.items("assistant")).to_have_text("Read it all.")
+    assert PASTE in message_text(mock.requests[0])
+    panel.reload()  # sent: nothing comes back into the composer
+    expect(panel.items("assistant")).to_have_text("Read it all.")
+    expect(panel.find(".tray details.pasted")).to_have_count(0)
+
+
 def test_a_pasted_text_can_be_taken_out_of_the_composer_and_short_text_pastes_as_text(page, browser, daemon):
     browser.grant_permissions(["clipboard-read", "clipboard-write"])
     panel = Panel(page, daemon).open()

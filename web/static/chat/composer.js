@@ -14,10 +14,11 @@ export function frameBytes(frame) {
 }
 
 export class Composer {
-  constructor({ textarea, tray, onDraft, onProblem }) {
+  constructor({ textarea, tray, onDraft, onPastes, onProblem }) {
     this.textarea = textarea;
     this.tray = tray;
     this.onDraft = onDraft;
+    this.onPastes = onPastes; // the pasted texts changed: (texts) => kept with the draft
     this.onProblem = onProblem;
     this.attachments = []; // {dataURL, width?, height?, bytes?, from?, screenshot?: {area, full, scroll}}
     this.pastes = []; // {text}: long pasted texts, sent after the typed text
@@ -57,7 +58,18 @@ export class Composer {
 
   addPaste(text) {
     this.pastes.push({ text });
+    this._pastesChanged();
+  }
+
+  /** The pasted texts a draft kept (a reload), as chips again. */
+  restorePastes(texts) {
+    this.pastes = texts.map((text) => ({ text }));
     this._renderTray();
+  }
+
+  _pastesChanged() {
+    this._renderTray();
+    this.onPastes?.(this.pastes.map((p) => p.text));
   }
 
   /** Whether there is anything to send. */
@@ -92,7 +104,7 @@ export class Composer {
     else if (current.startsWith(text)) this.text = current.slice(text.length).replace(/^\s+/, "");
     this.attachments = this.attachments.filter((a) => !attachments.includes(a));
     this.pastes = this.pastes.filter((p) => !pastes.includes(p));
-    this._renderTray();
+    this._pastesChanged();
   }
 
   /** The text to send: the person's text and pastes, then the page context of any screenshot. */
@@ -117,7 +129,7 @@ export class Composer {
       const label = pasteLabel(paste.text);
       this.tray.append(el("div", { class: "paste-entry" }, pasteChip(paste.text), el("button", {
         type: "button", class: "remove", title: "Remove this pasted text", "aria-label": `Remove ${label}`,
-        onclick: () => { this.pastes.splice(index, 1); this._renderTray(); } }, "×")));
+        onclick: () => { this.pastes.splice(index, 1); this._pastesChanged(); } }, "×")));
     });
     this.attachments.forEach((attachment, index) => {
       const { caption, title } = describe(attachment);

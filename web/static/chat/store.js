@@ -1,7 +1,7 @@
 // The panel's state in localStorage, under one key per project directory and page origin (so
 // pages that differ only in path, query or fragment share it). What is kept: whether the chat
 // is open, its side and target; per target the harness, model, session (its chat, and whether a
-// daemon restart closed it: continuity.js), the unsent text (also
+// daemon restart closed it: continuity.js), the unsent text and pasted texts (also
 // a sent one, until its send is acknowledged) and the scroll position; the page's reload state:
 // whether reloads are held, whether the hot reload notice was dismissed, the session and command
 // of a Disable Reloads request the agent has not finished, and a turn that was running when the
@@ -11,6 +11,7 @@ export const VERSION = 1;
 export const TARGETS = ["project", "devhost"];
 const SIDES = ["right", "left"];
 const MAX_DRAFT = 1_000_000; // characters; a draft past this is not worth a failing quota
+const MAX_PASTES = 20;
 
 export function storageKey(projectDirectory, origin) {
   return `devhost:settings:${projectDirectory}:${origin}`;
@@ -20,7 +21,7 @@ export function defaultConversation() {
   // chatId: the conversation's name that outlives its session id (a resume gives a new one);
   // openIn: the daemon's run it was last seen open in; closedBy: "restart" when a restart closed it.
   return { harness: "claude-code", model: "", sessionId: null, chatId: null, openIn: null, closedBy: null,
-           draft: "", unsent: [], scroll: null };
+           draft: "", pastes: [], unsent: [], scroll: null };
 }
 
 export function defaults() {
@@ -59,6 +60,8 @@ function cleanConversation(raw) {
   if (isString(raw.openIn, 64) && raw.openIn) clean.openIn = raw.openIn;
   if (raw.closedBy === "restart") clean.closedBy = raw.closedBy;
   if (isString(raw.draft, MAX_DRAFT)) clean.draft = raw.draft;
+  // Long pasted texts not sent yet, shown as chips (paste.js): a hot reload must not lose them.
+  if (Array.isArray(raw.pastes)) clean.pastes = raw.pastes.filter((p) => isString(p, MAX_DRAFT)).slice(0, MAX_PASTES);
   if (Array.isArray(raw.unsent)) {
     clean.unsent = raw.unsent.filter((u) => u && isString(u.commandId, 200) && isString(u.text, MAX_DRAFT))
       .map((u) => ({ commandId: u.commandId, text: u.text }));

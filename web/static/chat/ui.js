@@ -179,6 +179,7 @@ export class Panel {
     this.composer = new Composer({
       textarea: u.textarea, tray: u.tray,
       onDraft: (text) => this.store?.update(() => { this.store.conversation.draft = text; }),
+      onPastes: (texts) => this.store?.update(() => { this.store.conversation.pastes = texts; }),
       onProblem: (text) => this.hint(text),
     });
     u.textarea.addEventListener("keydown", (event) => {
@@ -253,6 +254,7 @@ export class Panel {
     this._render(new Set(["*"]));
     this.composer.clear();
     this.composer.text = conversation.draft;
+    this.composer.restorePastes(conversation.pastes);
     this._loadHarnesses();
     this._loadMode();
     let sessions = [];
