@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from storage.chat_store import encode_id
 from tests.browser.core_list import core_chats
 from tests.browser.panel import Panel
+from tests.integration.daemon import Daemon
 from tests.mock_anthropic import text_reply, tool_use_reply
 
 
@@ -153,3 +154,35 @@ def test_the_routes_refuse_another_origin_and_say_what_to_change(daemon):
     status, answer = daemon.request("PUT", f"{base}/title?{query}", {"title": "  Kept   name "})
     assert status == 200 and answer["title"] == "Kept name"
     assert daemon.sessions()[0]["title"] == "Kept name"
+
+
+def test_after_a_daemon_restart_the_name_is_kept_and_a_closed_conversation_is_found_and_deleted(
+        page, daemon, daemon_env, stack, mock):
+    panel = Panel(page, daemon).open()
+    converse(panel, mock, "remember the word otter", "I will remember OTTER-9.")
+    panel.expect_status("idle")
+    panel.find(".panel").get_by_role("button", name="Rename conversation").click()
+    panel.find(".panel").get_by_label("Conversation name").fill("The otter one")
+    panel.find(".panel").get_by_label("Conversation name").press("Enter")
+    expect(panel.find("select.session")).to_contain_text("The otter one")
+    assert daemon.stop() == 0
+
+    again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        panel = Panel(page, again).open()
+        [record] = again.sessions()
+        assert record["status"] == "closed" and record["title"] == "The otter one"  # kept on disk
+        search = panel.find(".panel").get_by_role("searchbox", name="Search conversations")
+        search.fill("otter-9")  # in the reply of a conversation only on disk
+        hit = panel.find(".panel").get_by_role("list", name="Conversations found").get_by_role("button")
+        expect(hit.locator("strong")).to_have_text("The otter one")
+        expect(hit.locator(".excerpt")).to_have_text("I will remember OTTER-9.")
+        hit.click()
+        panel.expect_status("closed")
+        expect(panel.items("assistant")).to_have_text("I will remember OTTER-9.")
+        panel.find(".panel").get_by_role("button", name="Delete conversation").click()
+        panel.find(".panel").get_by_role("alertdialog").get_by_role("button", name="Delete", exact=True).click()
+        expect(panel.find(f"select.session option[value='{record['id']}']")).to_have_count(0)
+        assert again.sessions() == [] and record["chatId"] not in core_chat_ids(again)
+    finally:
+        assert again.stop() == 0
