@@ -56,6 +56,17 @@ export class Composer {
     }
   }
 
+  /** A screenshot's area, fitted like any image (a whole page at a device pixel ratio of 2 is
+   *  twice as wide as the models take); its place in the page stays as it was measured. */
+  async addScreenshot(chosen) {
+    try {
+      const blob = await (await fetch(chosen.dataURL)).blob();
+      this.add({ ...(await fitImage(new File([blob], "screenshot.png", { type: "image/png" }))), screenshot: chosen.screenshot });
+    } catch (error) {
+      this.onProblem(error instanceof ImageProblem ? error.message : `Could not add the screenshot: ${error?.message || error}`);
+    }
+  }
+
   addPaste(text) {
     this.pastes.push({ text });
     this._pastesChanged();

@@ -29,7 +29,7 @@ function encode(canvas, type, quality) {
 }
 
 export function megabytes(bytes) {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
+  return bytes < 1e6 ? `${Math.max(1, Math.round(bytes / 1e3))} KB` : `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
 /**
@@ -80,13 +80,13 @@ export async function fitImage(file) {
 
 /** What the tray says of an image: its caption and, when it was fitted, what it was. */
 export function describe(attachment) {
-  if (attachment.screenshot) {
-    return { caption: `area ${attachment.screenshot.area.width}×${attachment.screenshot.area.height}`, title: "" };
-  }
-  if (!attachment.width) return { caption: "image", title: "" };
-  const size = `${attachment.width}×${attachment.height}`;
-  if (!attachment.from) return { caption: size, title: `${size}, ${megabytes(attachment.bytes)}` };
+  const size = attachment.width ? `${attachment.width}×${attachment.height}` : "";
   const { from } = attachment;
-  return { caption: `${size} (scaled)`, title: `Scaled down from ${from.width}×${from.height} (${megabytes(from.bytes)}) `
-    + `to ${size} (${megabytes(attachment.bytes)}): what the models take` };
+  const title = !size ? "" : from ? `Scaled down from ${from.width}×${from.height} (${megabytes(from.bytes)}) `
+    + `to ${size} (${megabytes(attachment.bytes)}): what the models take` : `${size}, ${megabytes(attachment.bytes)}`;
+  if (attachment.screenshot) {
+    const { area } = attachment.screenshot;
+    return { caption: `area ${area.width}×${area.height}${from ? " (scaled)" : ""}`, title };
+  }
+  return { caption: size ? `${size}${from ? " (scaled)" : ""}` : "image", title };
 }

@@ -722,7 +722,7 @@ export class Panel {
       return;
     }
     const chosen = await chooseArea(this.ui.layer, canvas);
-    if (chosen) this.composer.add(chosen);
+    if (chosen) await this.composer.addScreenshot(chosen);
     this.ui.textarea.focus();
   }
 
