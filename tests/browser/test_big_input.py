@@ -146,7 +146,8 @@ def test_a_24_mb_image_is_scaled_down_as_it_is_added_and_sent_within_the_models_
     expect(thumb).to_have_count(1)
     expect(thumb.locator("figcaption")).to_have_text(f"{LONG_EDGE}×{LONG_EDGE} (scaled)")
     expect(thumb).to_have_attribute("title", re.compile(
-        rf"^Scaled down from 2830×2830 \(24\.0 MB\) to {LONG_EDGE}×{LONG_EDGE} \((\d+\.\d MB|\d+ KB)\): what the models take$"))
+        rf"^Scaled down from 2830×2830 \(24\.0 MB\) to {LONG_EDGE}×{LONG_EDGE} \((\d+\.\d MB|\d+ KB)\): "
+        "what the models take$"))
     expect(panel.find(".hint")).to_have_text("")
     panel.send("what is in this picture?")
     expect(panel.items("assistant")).to_have_text("Static, like an old TV.")
