@@ -272,11 +272,15 @@ class Registry(pykka.ThreadingActor):
 
     def _account_for(self, provider: str, payload: dict) -> str | None:
         """A new chat's account: the payload's (a manifest name, or None for the default), else
-        the one last picked for the provider while the manifest still names it."""
+        a connected client's preferred one (``preferredAccount``), else the one last picked for
+        the provider; either of those only while the manifest names it (a client's preferences
+        may name an account of another machine's)."""
         accounts = self._accounts()
         if "account" not in payload:
-            last = self._last_picked.get(provider)
-            return last if home_of(accounts, provider, last, self._environment) else None
+            for name in (payload.get("preferredAccount"), self._last_picked.get(provider)):
+                if name is not None and home_of(accounts, provider, name, self._environment):
+                    return name
+            return None
         name = payload["account"]
         if home_of(accounts, provider, name, self._environment) is None:
             raise ChatError("bad-request", unknown_account(accounts, provider, name))

@@ -15,8 +15,12 @@ from web.core.payload import chat_id, chat_of, checked, get, text
 
 def create(service, payload, client):
     # Where the payload names none, the newest preferences of a connected client (chat.setPreferences).
-    payload = {**payload, **service.preferences.defaults_for(payload)}
+    defaults = service.preferences.defaults_for(payload)
+    preferred = defaults.pop("account", None)  # only where the manifest names it (the registry checks)
+    payload = {**payload, **defaults}
     clean = {"chatId": chat_id(payload)}
+    if preferred:
+        clean["preferredAccount"] = preferred
     for key in ("provider", "cwd", "resume", "runtimeMode"):
         if payload.get(key) is not None:
             clean[key] = text(payload, key, limit=4096)

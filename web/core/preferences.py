@@ -5,8 +5,9 @@ Each client on the core socket may state its preferences: ``runtimeMode``,
 an account's name) and ``changedAt`` (ms; the time of the daemon's clock when absent). Of every
 connected client's, the newest ``changedAt`` wins; a client's are dropped when it disconnects. A
 ``chat.create`` whose payload names no ``runtimeMode``, ``selection`` or ``account`` gets the
-winner's (for the provider it creates): a preferred account the manifest does not name is refused
-as the payload's own would be. ``terminalRuntimeMode`` is kept and answered back by nothing yet:
+winner's (for the provider it creates): a preferred account the manifest does not name is passed
+over (the chat gets the last picked, as with no preference), since a client's preferences may be
+another machine's. ``terminalRuntimeMode`` is kept and answered back by nothing yet:
 this host runs no terminal chats.
 """
 from __future__ import annotations
