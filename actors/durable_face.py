@@ -224,8 +224,8 @@ class DurableFace:
         """A turn with no message of the person's (the CLI's own, a take-up, a compaction)."""
         self.emit(self.thread.open_turn(turn_id, origin=origin, label=label))
 
-    def add_user(self, turn_id: str, text: str, user_id: str, images: int = 0) -> None:
-        self.emit(self.thread.add_user(turn_id, text, user_id, images))
+    def add_user(self, turn_id: str, text: str, user_id: str, images: int = 0, references: dict | None = None) -> None:
+        self.emit(self.thread.add_user(turn_id, text, user_id, images, references=references))
 
     def note(self, level: str, text: str, turn_id: str | None = None, item_id: str | None = None) -> None:
         self.emit(self.thread.note(level, text, turn_id=turn_id, item_id=item_id))

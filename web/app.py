@@ -24,11 +24,11 @@ from web.chat_socket import serve_chat_socket
 from web.control_page import plain_page
 from web.edge import Refusal, json_answer, request_hostname
 from web.log_socket import serve_log_socket
-from web.routes import conversations, harnesses, panel, sessions, stack
+from web.routes import compose, conversations, harnesses, panel, sessions, stack
 from web.thread_socket import parse_since, serve_thread_socket
 from web.visual_pages import serve_visual
 
-ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel)
+ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose)
 
 
 @dataclass
@@ -250,9 +250,7 @@ def _chat_for_socket(context: Context, environ, thread: bool = False):
         except ValueError as exc:
             raise Refusal(400, str(exc)) from None
     directory = edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
-    chat, record = edge.ask(context.registry.session(session_id))
-    if chat is None or record["projectRootPath"] != directory:
-        raise Refusal(404, f"no session {session_id} in this directory")
+    chat, record = edge.page_session(context, session_id, directory)
     return chat, record, query
 
 

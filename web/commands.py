@@ -110,7 +110,11 @@ def _parse_send(frame: dict, raw_size: int) -> Send:
             raise CommandError(f"image {index + 1}: {exc}", command_id) from None
     if not text.strip() and not decoded:
         raise CommandError("send needs some `text` or at least one image", command_id)
-    return Send(command_id, text, model, tuple(decoded))
+    try:  # files of the session's checkout, relative to it (the chat checks each is inside it)
+        mentions = rules.references({"mentions": frame.get("mentions")}).get("mentions", [])
+    except rules.Invalid as exc:
+        raise CommandError(str(exc), command_id) from None
+    return Send(command_id, text, model, tuple(decoded), mentions=tuple(mentions))
 
 
 def check_image(image) -> tuple[str, str]:

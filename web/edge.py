@@ -123,3 +123,16 @@ def page_directory(context, environ, page_url, target) -> str:
                                  request_hostname=request_hostname(context, environ), source_root=context.source_root)
     except RouteError as exc:
         raise Refusal(exc.status, str(exc)) from None
+
+
+def query_directory(context, request) -> str:
+    """The directory of the page a request's query names (``pageURL`` and ``chatTarget``)."""
+    return page_directory(context, request.environ, request.query.get("pageURL"), request.query.get("chatTarget"))
+
+
+def page_session(context, session_id: str, directory: str):
+    """(chat, record) of a session of ``directory``; any other is a 404, as if it did not exist."""
+    chat, record = ask(context.registry.session(session_id))
+    if chat is None or record["projectRootPath"] != directory:
+        raise Refusal(404, f"no session {session_id} in this directory")
+    return chat, record

@@ -78,6 +78,15 @@ def document() -> dict:
         "/__devhost__/chat/saved": {"get": {"summary": "the CLIs' own saved conversations of the directory",
                                             "parameters": PAGE_QUERY,
                                             "responses": _answers("200", "400", "403", "404")}},
+        "/__devhost__/chat/files": {"get": {
+            "summary": "the files of the page's checkout, relative to it (git ls-files, else a bounded walk; at most "
+                       "5,000): what the panel's @-mentions complete", "parameters": PAGE_QUERY,
+            "responses": _answers("200", "400", "403", "404", "503")}},
+        "/__devhost__/chat/sessions/{sessionId}/skills": {"get": {
+            "summary": "the skills the session's CLI offers its folder: {skills: [{name, description, source}]}",
+            "parameters": [{"name": "sessionId", "in": "path", "required": True, "schema": {"type": "string"}},
+                           *PAGE_QUERY],
+            "responses": _answers("200", "400", "403", "404", "503")}},
         "/__devhost__/chat/panel": {
             "get": {"summary": "the panel's saved position", "responses": _answers("200", "404")},
             "put": {"summary": "saves the panel's position", "requestBody": POSITION_BODY,

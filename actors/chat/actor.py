@@ -48,6 +48,7 @@ from actors.chat.tasks import Tasks
 from actors.chat.turns import Turns
 from actors.cli_link import ACK_TIMEOUT, START_DEADLINE, CliLink
 from actors.durable_face import DurableFace, provider_of
+from actors.errors import ChatError
 from actors.guard import guarded, spawn_logged
 from actors.harness import effects as fx
 from actors.harness.modes import stored_mode
@@ -214,6 +215,12 @@ class Chat(pykka.ThreadingActor):
         if refusal is not None:
             self.native.answer(subscriber, command.command_id, error=refusal)
             return
+        if command.mentions:  # a page's @-mentions: paths of the checkout, checked before anything goes out
+            try:
+                command = self.turns.page_mentions(command)
+            except ChatError as exc:
+                self.native.answer(subscriber, command.command_id, error=str(exc))
+                return
         self.native.watched(subscriber)
         if self.swap.waits():  # never to the old process: it may allow more than the person does now
             self.link.hold(subscriber, command, self.turns.telling_what_stopped(command.text, prompt))

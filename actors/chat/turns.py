@@ -9,6 +9,7 @@ methods change it); the rules are actors/core/queue.py's.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import uuid
 
@@ -208,6 +209,13 @@ class Turns:
 
     # ---- what the link tells -------------------------------------------------------------------
 
+    def page_mentions(self, command: Send) -> Send:
+        """A page's send whose ``mentions`` (paths relative to the checkout) become the real paths
+        the driver writes as the CLI's own file references; one outside the checkout or missing is
+        refused (ChatError) with what to change."""
+        found = on_threadpool(refs.resolve_mentions, self._chat.link.root, list(command.mentions))
+        return dataclasses.replace(command, mentions=found)
+
     def dispatched(self, origin, command: Send) -> None:
         durable = self._chat.durable
         if origin != CORE and command.model is not None:
@@ -217,12 +225,14 @@ class Turns:
             # A page's message is a turn of the thread too (or joins the one running).
             # Named by the command id, so the page that sent it finds its message among the items.
             user_id, images = f"user-{command.command_id}", len(command.images)
+            top = os.path.realpath(self._chat.link.root)  # the item names them as the page did: relative
+            references = {"mentions": [os.path.relpath(p, top) for p in command.mentions]} if command.mentions else None
             turn = durable.thread.active_turn()
             if turn is not None and turn["state"] == "running":
-                durable.add_user(turn["id"], command.text, user_id, images)
+                durable.add_user(turn["id"], command.text, user_id, images, references)
             else:
                 self._chat.take_up.lapse()
-                durable.open_turn(host_id("turn"), command.text, user_id, images=images)
+                durable.open_turn(host_id("turn"), command.text, user_id, images=images, references=references)
 
     def cli_turn_started(self) -> None:
         """The CLI started a turn by itself (to report on background work): a turn of the

@@ -272,3 +272,15 @@ def test_a_lowercase_uuid_is_recognised():
                                    "urn:uuid:11111111-1111-4111-8111-111111111111", "c-1", "", None, 7])
 def test_anything_but_the_canonical_lowercase_form_is_not_a_lowercase_uuid(value):
     assert not is_lowercase_uuid(value)
+
+
+def test_a_send_may_mention_files_of_the_checkout_as_relative_paths_each_once():
+    command = parse_command(send(text="read these", mentions=["docs/a.md", "src/b.js", "docs/a.md"]))
+    assert command.mentions == ("docs/a.md", "src/b.js")
+    assert parse_command(send(text="none")).mentions == ()
+
+
+def test_mentions_that_are_not_a_short_list_of_paths_are_refused_saying_what_they_must_be():
+    for bad in ("docs/a.md", [""], [7], ["a\nb"], ["x" * 4097], [f"f{n}" for n in range(65)]):
+        refused = refusal(send(text="x", mentions=bad))
+        assert "`mentions` is a list of at most 64 files" in str(refused) and refused.command_id == "c-1"

@@ -31,8 +31,7 @@ def install(app, context) -> None:
     request = bottle.request
 
     def directory_from_query():
-        return edge.page_directory(context, request.environ, request.query.get("pageURL"),
-                                   request.query.get("chatTarget"))
+        return edge.query_directory(context, request)
 
     @app.post("/__devhost__/chat/sessions")
     @refusals_as_json
@@ -90,8 +89,5 @@ def install(app, context) -> None:
     @app.post("/__devhost__/chat/sessions/<session_id>/close")
     @refusals_as_json
     def close_session(session_id):
-        directory = directory_from_query()
-        chat, record = edge.ask(context.registry.session(session_id))
-        if chat is None or record["projectRootPath"] != directory:
-            raise Refusal(404, f"no session {session_id} in this directory")
+        chat, _record = edge.page_session(context, session_id, directory_from_query())
         return json_answer(edge.ask(chat.close(1000)))

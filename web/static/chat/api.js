@@ -68,6 +68,11 @@ export const api = {
   /** The mode a new conversation of this checkout starts in (the one last picked for it). */
   mode: (target) => call("GET", `/__devhost__/chat/mode?${query(target)}`).then((v) => v.runtimeMode),
   saveMode: (target, runtimeMode) => call("PUT", `/__devhost__/chat/mode?${query(target)}`, { runtimeMode }),
+  /** The files of this page's checkout, relative to it: {files, truncated} (the @-mentions). */
+  files: (target) => call("GET", `/__devhost__/chat/files?${query(target)}`),
+  /** The skills the session's CLI offers: [{name, description, source}]. */
+  skills: (id, target) => call("GET", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/skills?${query(target)}`)
+    .then((v) => v.skills),
   /** Whether this page's hot reloads are held: {held, updates, bytes, ended}. */
   reloads: () => call("GET", "/__devhost__/reloads"),
   holdReloads: (held) => call("PUT", "/__devhost__/reloads", { held }),

@@ -6,6 +6,8 @@ import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { Continuity } from "./continuity.js";
 import { ConversationControls } from "./conversations.js";
+import { Completion } from "./completion.js";
+import { EMPTY, Mentions, fileEntries, slashEntries } from "./mentions.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { JumpToLatest } from "./jumplatest.js";
@@ -135,7 +137,8 @@ export class Panel {
           this.usage.ui.compact, u.stop, u.send)));
     this.root.append(themeLinks.light, themeLinks.dark,
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
-      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }), u.launcher, u.panel, u.layer);
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }),
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/compose.css") }), u.launcher, u.panel, u.layer);
 
     this.visualHeights = new Map(); // visual id -> the height its page last reported
     this.view = new ConversationView(u.log, u.items, {
@@ -182,6 +185,10 @@ export class Panel {
       onPastes: (texts) => this.store?.update(() => { this.store.conversation.pastes = texts; }),
       onProblem: (text) => this.hint(text),
     });
+    this.mentions = new Mentions();
+    this.completion = new Completion({ textarea: u.textarea, empty: EMPTY, onProblem: (text) => this.hint(text),
+      sources: { slash: () => slashEntries(this), file: () => fileEntries(this) },
+      onPick: (kind, entry) => { if (kind === "file") this.mentions.add(entry.value); } });
     u.textarea.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
@@ -623,8 +630,10 @@ export class Panel {
     const attachments = [...this.composer.attachments];
     const pastes = [...this.composer.pastes];
     if (this.composer.empty) return;
-    const sent = await this._deliver(this.composer.composeText(), this.composer.messageText(), attachments);
+    const { text: said, mentions } = this.mentions.take(this.composer.composeText()); // @-picked files
+    const sent = await this._deliver(said, this.mentions.take(this.composer.messageText()).text, attachments, mentions);
     if (!sent) return;
+    this.mentions.sent(mentions);
     // Only what this send carried: text typed, pasted or images attached while it waited stay.
     this.composer.removeSent(text, attachments, pastes);
     this.store.update(() => { this.store.conversation.draft = this.composer.text; });
@@ -644,12 +653,13 @@ export class Panel {
 
   /** One send: a session started if there is none, the frame checked, sent, and kept until
       acknowledged. Returns {sessionId, commandId}, or null when it did not go out. */
-  async _deliver(composed, shown, attachments) {
+  async _deliver(composed, shown, attachments, mentions = []) {
     if (this.sending) return null;
     this.sending = true;
     try {
       const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
-      const frame = { type: "send", commandId, text: composed, images: attachments.map((a) => ({ dataURL: a.dataURL })) };
+      const frame = { type: "send", commandId, text: composed, images: attachments.map((a) => ({ dataURL: a.dataURL })),
+                      ...(mentions.length ? { mentions } : {}) };
       const model = this.store.conversation.model;
       // Checked before anything starts: a send devhostd would refuse never opens a session.
       const size = frameBytes({ ...frame, model });

@@ -1,0 +1,38 @@
+"""What the panel's composer completes: the files of a page's checkout (``@`` mentions) and a
+session's skills (``/``, beside the slash commands its info lists)."""
+from __future__ import annotations
+
+import bottle
+import gevent
+
+from actors.harness import skills as skill_rules
+from storage.checkout_files import listed
+from web import edge
+from web.edge import Refusal, json_answer, refusals_as_json
+
+FILES_TIMEOUT = 20.0  # git ls-files (10 s at most) or the bounded walk, on the threadpool
+SKILLS_TIMEOUT = 12.0  # a running Codex answers skills/list within its 10 s deadline, else the disk does
+
+
+def install(app, context) -> None:
+    request = bottle.request
+
+    @app.get("/__devhost__/chat/files")
+    @refusals_as_json
+    def files():
+        """The checkout's files, relative to it: the directory is the page's own (pageURL +
+        chatTarget, resolved by the server), never a path the browser names."""
+        found = gevent.get_hub().threadpool.spawn(listed, edge.query_directory(context, request))
+        found.wait(FILES_TIMEOUT)
+        if not found.ready():
+            raise Refusal(503, "the checkout's files are still being listed; try again in a moment")
+        return json_answer(found.get())
+
+    @app.get("/__devhost__/chat/sessions/<session_id>/skills")
+    @refusals_as_json
+    def skills(session_id):
+        """The skills the session's CLI offers its folder (its own word while it runs, else the disk's)."""
+        chat, _record = edge.page_session(context, session_id, edge.query_directory(context, request))
+        answer = edge.ask(chat.skills_listed())
+        found = edge.waited(answer, SKILLS_TIMEOUT, busy="the CLI has not listed its skills yet; try again")
+        return json_answer({"skills": skill_rules.public(found)})
