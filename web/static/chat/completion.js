@@ -133,6 +133,7 @@ export class Completion {
 
   _key(event) {
     if (!this.open || event.isComposing) return;
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) return this.close(); // sends: the panel's own
     const plain = !event.ctrlKey && !event.metaKey && !event.altKey && !event.shiftKey;
     const count = this.options.length;
     if (event.key === "Escape") {

@@ -8,6 +8,7 @@ import { Continuity } from "./continuity.js";
 import { ConversationControls } from "./conversations.js";
 import { Completion } from "./completion.js";
 import { EMPTY, Mentions, fileEntries, slashEntries } from "./mentions.js";
+import { Shortcuts } from "./shortcuts.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
 import { JumpToLatest } from "./jumplatest.js";
@@ -189,6 +190,7 @@ export class Panel {
     this.completion = new Completion({ textarea: u.textarea, empty: EMPTY, onProblem: (text) => this.hint(text),
       sources: { slash: () => slashEntries(this), file: () => fileEntries(this) },
       onPick: (kind, entry) => { if (kind === "file") this.mentions.add(entry.value); } });
+    this.shortcuts = new Shortcuts(this); // README "Keyboard shortcuts"; the help is the header's "?"
     u.textarea.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
