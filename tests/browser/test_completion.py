@@ -3,9 +3,6 @@
 picked file goes to the CLI as its own file reference."""
 from __future__ import annotations
 
-import json
-import urllib.request
-
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
@@ -107,26 +104,3 @@ def test_at_lists_the_checkouts_files_and_a_picked_file_reaches_the_cli_as_its_f
     said = message_text(mock.requests[-1])
     assert MARKER in said  # the CLI read the file itself: its @docs/notes.md reference
 
-
-def test_the_files_route_answers_the_pages_own_checkout_and_refuses_what_names_none(daemon, stack):
-    """GET /chat/files lists the page's checkout (resolved from pageURL and chatTarget by devhostd);
-    a page of another host, or no target, gets a 4xx saying what to change."""
-    (stack / "project" / "a.txt").write_text("a\n")
-    base = daemon.page("app.localhost").rstrip("/")
-    host = f"app.localhost:{daemon.port}"
-
-    def get(query: str):
-        request = urllib.request.Request(f"http://127.0.0.1:{daemon.port}/__devhost__/chat/files?{query}",
-                                         headers={"Host": host})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                return answer.status, json.loads(answer.read())
-        except urllib.error.HTTPError as refused:
-            return refused.code, json.loads(refused.read())
-
-    status, listed = get(f"pageURL={base}/&chatTarget=project")
-    assert status == 200 and listed["files"] == ["a.txt"] and listed["truncated"] is False
-    status, refused = get(f"pageURL={base}/")
-    assert 400 <= status < 500 and refused["error"]
-    status, refused = get("pageURL=http://elsewhere.localhost/&chatTarget=project")
-    assert 400 <= status < 500 and refused["error"]
