@@ -108,13 +108,14 @@ def _parse_send(frame: dict, raw_size: int) -> Send:
             decoded.append(check_image(image))
         except ValueError as exc:
             raise CommandError(f"image {index + 1}: {exc}", command_id) from None
-    if not text.strip() and not decoded:
-        raise CommandError("send needs some `text` or at least one image", command_id)
-    try:  # files of the session's checkout, relative to it (the chat checks each is inside it)
-        mentions = rules.references({"mentions": frame.get("mentions")}).get("mentions", [])
+    try:  # files of the session's checkout, relative to it, and skill names (the chat checks each)
+        references = rules.references({"mentions": frame.get("mentions"), "skills": frame.get("skills")})
     except rules.Invalid as exc:
         raise CommandError(str(exc), command_id) from None
-    return Send(command_id, text, model, tuple(decoded), mentions=tuple(mentions))
+    if not text.strip() and not decoded and not references.get("skills"):
+        raise CommandError("send needs some `text`, at least one image, or a skill", command_id)
+    return Send(command_id, text, model, tuple(decoded), skills=tuple((n, None) for n in references.get("skills", [])),
+                mentions=tuple(references.get("mentions", [])))
 
 
 def check_image(image) -> tuple[str, str]:

@@ -215,9 +215,9 @@ class Chat(pykka.ThreadingActor):
         if refusal is not None:
             self.native.answer(subscriber, command.command_id, error=refusal)
             return
-        if command.mentions:  # a page's @-mentions: paths of the checkout, checked before anything goes out
+        if command.mentions or command.skills:  # a page's @-mentions and skill: checked before anything goes out
             try:
-                command = self.turns.page_mentions(command)
+                command = self.turns.page_references(command)
             except ChatError as exc:
                 self.native.answer(subscriber, command.command_id, error=str(exc))
                 return

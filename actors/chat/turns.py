@@ -209,12 +209,14 @@ class Turns:
 
     # ---- what the link tells -------------------------------------------------------------------
 
-    def page_mentions(self, command: Send) -> Send:
-        """A page's send whose ``mentions`` (paths relative to the checkout) become the real paths
-        the driver writes as the CLI's own file references; one outside the checkout or missing is
-        refused (ChatError) with what to change."""
+    def page_references(self, command: Send) -> Send:
+        """A page's send whose ``mentions`` (paths relative to the checkout) become the real paths,
+        and whose skills (names) the skills found, that the driver writes as the CLI's own file
+        references and skills; one outside the checkout, missing or unknown is refused (ChatError)
+        with what to change."""
         found = on_threadpool(refs.resolve_mentions, self._chat.link.root, list(command.mentions))
-        return dataclasses.replace(command, mentions=found)
+        skills = self._chat.skills.pick([name for name, _ in command.skills])
+        return dataclasses.replace(command, mentions=found, skills=skills)
 
     def dispatched(self, origin, command: Send) -> None:
         durable = self._chat.durable
@@ -226,7 +228,8 @@ class Turns:
             # Named by the command id, so the page that sent it finds its message among the items.
             user_id, images = f"user-{command.command_id}", len(command.images)
             top = os.path.realpath(self._chat.link.root)  # the item names them as the page did: relative
-            references = {"mentions": [os.path.relpath(p, top) for p in command.mentions]} if command.mentions else None
+            references = {"mentions": [os.path.relpath(p, top) for p in command.mentions],
+                          "skills": [name for name, _ in command.skills]}
             turn = durable.thread.active_turn()
             if turn is not None and turn["state"] == "running":
                 durable.add_user(turn["id"], command.text, user_id, images, references)

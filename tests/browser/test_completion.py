@@ -72,7 +72,12 @@ def test_slash_lists_the_sessions_commands_and_skills_and_the_keys_move_pick_and
     _type(panel, "the reader")
     textarea.press("Enter")  # the list is closed: Enter sends
     expect(panel.items("assistant").nth(1)).to_have_text("Hello.")
+    expect(panel.items("user").nth(1)).to_contain_text("/greet the reader")
     assert "skill-body-greet" in message_text(mock.requests[-1])  # Claude Code ran its own /greet
+    # The page sent it as the skill it picked (the send's `skills`), not as text that looks like one.
+    sent = page.evaluate("""() => [...window.__devhostChat.transcript.items.values()]
+                            .filter((i) => i.kind === 'user').map((i) => [i.text, i.skills || null])""")
+    assert sent == [["hello", None], ["the reader", ["greet"]]]
 
 
 def test_at_lists_the_checkouts_files_and_a_picked_file_reaches_the_cli_as_its_file_reference(page, daemon, mock,

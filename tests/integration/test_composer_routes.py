@@ -3,6 +3,7 @@ the checkout's files (GET /chat/files), a session's skills (GET /chat/sessions/<
 and a page send's ``mentions``, which reach the CLI as its own file references."""
 from __future__ import annotations
 
+from tests import mock_openai as mo
 from tests.mock_anthropic import message_text, text_reply
 
 MARKER = "Inside the mentioned file: a marker, page-mention-93d0."
@@ -61,3 +62,23 @@ def test_the_skills_route_lists_the_sessions_skills_for_its_own_page_only(daemon
     status, refused = daemon.request(
         "GET", f"/__devhost__/chat/sessions/{record['id']}/skills?{daemon.query('other.localhost')}", host=host)
     assert status == 404 and "no session" in refused["error"]
+
+
+def test_a_page_send_names_a_skill_as_the_clis_own_and_an_unknown_one_is_refused(daemon, openai, stack):
+    """Codex has no slash commands: the skill a page picked goes as its own skill item (its
+    SKILL.md's body reaches the model), with the text that followed it."""
+    skill = stack / "project" / ".agents" / "skills" / "greet-agents" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(SKILL.replace("greet", "greet-agents").replace("Say hello.", "Say hello, skill-body-agents."))
+    openai.add(mo.text_reply("ok"))
+    record = daemon.create_session(harness="codex")
+    sock = daemon.connect_thread(record["id"])
+    refused = sock.result_for(sock.send_message("x", skills=["nope"]))
+    assert "No skill named 'nope'" in refused["error"]
+    command_id = sock.send_message("to the reader", skills=["greet-agents"])
+    user = sock.wait_item(lambda i: i["kind"] == "user" and i["id"] == f"user-{command_id}")
+    assert user["skills"] == ["greet-agents"] and user["text"] == "to the reader"
+    sock.wait_item(lambda i: i["kind"] == "turn" and i["state"] == "done", what="the turn done")
+    said = mo.message_text(openai.requests[-1])
+    assert "<name>greet-agents</name>" in said and "skill-body-agents" in said and "to the reader" in said
+    sock.close()

@@ -43,9 +43,10 @@ def test_an_empty_model_returns_to_the_clis_default_and_a_named_one_is_kept():
     assert parse_command(send(text="hi", model="sonnet")).model == "sonnet"
 
 
-def test_a_send_needs_text_or_an_image():
-    assert "some `text` or at least one image" in str(refusal(send(text="  \n")))
-    assert "some `text` or at least one image" in str(refusal(send()))
+def test_a_send_needs_text_or_an_image_or_a_skill():
+    assert "send needs some `text`, at least one image, or a skill" in str(refusal(send(text="  \n")))
+    assert "send needs some `text`, at least one image, or a skill" in str(refusal(send()))
+    assert parse_command(send(skills=["greet"])).skills == (("greet", None),)  # a skill alone is a message
 
 
 def test_a_send_with_only_an_image_is_accepted():

@@ -325,7 +325,8 @@ export class Transcript {
     const started = Boolean(item) && this._answeredAfter(item);
     const delivery = deliveryOf(item, local, started);
     if (delivery.state === "not-sent" && this.resent.has(item.id)) delivery.text += " (sent again below)";
-    return { key, kind: "user", text: item?.text ?? local?.text ?? "", images, itemId: item?.id,
+    const skill = item?.skills?.length ? `/${item.skills[0]} ` : ""; // a skill sent as one, named as typed
+    return { key, kind: "user", text: item ? `${skill}${item.text ?? ""}`.trimEnd() : local?.text ?? "", images, itemId: item?.id,
              imageCount: images.length ? 0 : item?.images || 0, delivery, resent: this.resent.has(item?.id),
              bookmarked: item ? Boolean(this.bookmarks?.has(item.id)) : null };
   }

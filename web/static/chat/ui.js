@@ -7,7 +7,7 @@ import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { Continuity } from "./continuity.js";
 import { ConversationControls } from "./conversations.js";
 import { Completion } from "./completion.js";
-import { EMPTY, Mentions, fileEntries, slashEntries } from "./mentions.js";
+import { EMPTY, References, fileEntries, slashEntries } from "./references.js";
 import { Shortcuts } from "./shortcuts.js";
 import { el, icon } from "./dom.js";
 import { clampPosition, makeDraggable } from "./drag.js";
@@ -186,10 +186,10 @@ export class Panel {
       onPastes: (texts) => this.store?.update(() => { this.store.conversation.pastes = texts; }),
       onProblem: (text) => this.hint(text),
     });
-    this.mentions = new Mentions();
+    this.references = new References();
     this.completion = new Completion({ textarea: u.textarea, empty: EMPTY, onProblem: (text) => this.hint(text),
       sources: { slash: () => slashEntries(this), file: () => fileEntries(this) },
-      onPick: (kind, entry) => { if (kind === "file") this.mentions.add(entry.value); } });
+      onPick: (kind, entry) => this.references.pick(kind, entry) });
     this.shortcuts = new Shortcuts(this); // README "Keyboard shortcuts"; the help is the header's "?"
     u.textarea.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -632,10 +632,10 @@ export class Panel {
     const attachments = [...this.composer.attachments];
     const pastes = [...this.composer.pastes];
     if (this.composer.empty) return;
-    const { text: said, mentions } = this.mentions.take(this.composer.composeText()); // @-picked files
-    const sent = await this._deliver(said, this.mentions.take(this.composer.messageText()).text, attachments, mentions);
+    const { text: said, shown, ...references } = this.references.take(this.composer.composeText()); // files, skill
+    const sent = await this._deliver(said, this.references.take(this.composer.messageText()).shown, attachments, references);
     if (!sent) return;
-    this.mentions.sent(mentions);
+    this.references.sent(references);
     // Only what this send carried: text typed, pasted or images attached while it waited stay.
     this.composer.removeSent(text, attachments, pastes);
     this.store.update(() => { this.store.conversation.draft = this.composer.text; });
@@ -655,13 +655,13 @@ export class Panel {
 
   /** One send: a session started if there is none, the frame checked, sent, and kept until
       acknowledged. Returns {sessionId, commandId}, or null when it did not go out. */
-  async _deliver(composed, shown, attachments, mentions = []) {
+  async _deliver(composed, shown, attachments, { mentions = [], skills = [] } = {}) {
     if (this.sending) return null;
     this.sending = true;
     try {
       const commandId = crypto.randomUUID(); // lowercase: it becomes the message's native id
       const frame = { type: "send", commandId, text: composed, images: attachments.map((a) => ({ dataURL: a.dataURL })),
-                      ...(mentions.length ? { mentions } : {}) };
+                      ...(mentions.length ? { mentions } : {}), ...(skills.length ? { skills } : {}) };
       const model = this.store.conversation.model;
       // Checked before anything starts: a send devhostd would refuse never opens a session.
       const size = frameBytes({ ...frame, model });
