@@ -1,6 +1,7 @@
 """The files of a checkout, for the panel's @-mentions: what git tracks (and untracked files it
-does not ignore) in a git checkout, else a bounded walk. Plain file work: the web edge calls
-``listed`` on the hub's threadpool.
+does not ignore) in a git checkout, else a bounded walk. The web edge runs ``git_names`` in its
+greenlet (gevent's subprocess waits cooperatively; its child watcher lives on the hub's loop,
+not in a threadpool thread), then ``listed`` (plain file work) on the hub's threadpool.
 
 Paths are relative to the checkout, ``/``-separated, sorted; at most MAX_FILES (``truncated``
 says when more were left out). The walk skips dependency and tool folders (SKIPPED) and any
@@ -16,17 +17,22 @@ GIT_TIMEOUT = 10.0
 SKIPPED = frozenset({"node_modules", ".git", "__pycache__", ".venv", "venv", "dist", "build", ".cache"})
 
 
-def listed(root: str, limit: int = MAX_FILES) -> dict:
-    """``{files: [...], truncated: bool, source: "git" | "walk"}`` for the checkout at ``root``."""
-    files = _git(root) if os.path.exists(os.path.join(root, ".git")) else None
-    source = "git"
-    if files is None:
+def listed(root: str, git: list[str] | None, limit: int = MAX_FILES) -> dict:
+    """``{files: [...], truncated: bool, source: "git" | "walk"}`` for the checkout at ``root``;
+    ``git``: what ``git_names`` gave (None: no git checkout, or git could not say)."""
+    if git is not None:
+        # A file git still tracks but that is deleted is no file to mention.
+        files, source = [n for n in git if os.path.isfile(os.path.join(root, n))], "git"
+    else:
         files, source = _walk(root, limit + 1), "walk"
     files = sorted(files)
     return {"files": files[:limit], "truncated": len(files) > limit, "source": source}
 
 
-def _git(root: str) -> list[str] | None:
+def git_names(root: str) -> list[str] | None:
+    """What git lists in the checkout at ``root``, or None where it is none (or git fails)."""
+    if not os.path.exists(os.path.join(root, ".git")):
+        return None
     # --others --exclude-standard: new files the person has not added yet, but nothing ignored.
     try:
         done = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -36,9 +42,7 @@ def _git(root: str) -> list[str] | None:
         return None
     if done.returncode != 0:
         return None
-    names = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    # A file git still tracks but that is deleted is no file to mention.
-    return [n for n in dict.fromkeys(names) if n and os.path.isfile(os.path.join(root, n))]
+    return [n for n in dict.fromkeys(done.stdout.decode("utf-8", "surrogateescape").split("\0")) if n]
 
 
 def _walk(root: str, most: int) -> list[str]:

@@ -3,6 +3,8 @@ the checkout's files (GET /chat/files), a session's skills (GET /chat/sessions/<
 and a page send's ``mentions``, which reach the CLI as its own file references."""
 from __future__ import annotations
 
+import subprocess
+
 from tests import mock_openai as mo
 from tests.mock_anthropic import message_text, text_reply
 
@@ -82,3 +84,15 @@ def test_a_page_send_names_a_skill_as_the_clis_own_and_an_unknown_one_is_refused
     said = mo.message_text(openai.requests[-1])
     assert "<name>greet-agents</name>" in said and "skill-body-agents" in said and "to the reader" in said
     sock.close()
+
+
+def test_a_git_checkouts_files_are_what_git_lists_without_what_it_ignores(daemon, stack):
+    project = stack / "project"
+    (project / "src").mkdir()
+    (project / "src" / "app.js").write_text("export {};\n")
+    (project / "debug.log").write_text("noise\n")
+    (project / ".gitignore").write_text("*.log\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run(["git", "-C", str(project), "add", "src/app.js"], check=True)
+    status, listed = daemon.request("GET", f"/__devhost__/chat/files?{daemon.query()}")
+    assert status == 200 and listed == {"files": [".gitignore", "src/app.js"], "truncated": False, "source": "git"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 
-from storage.checkout_files import listed
+from storage.checkout_files import git_names, listed
 
 
 def _write(root, *names):
@@ -18,7 +18,10 @@ def test_a_git_checkout_lists_what_git_tracks_and_new_files_it_does_not_ignore(t
     (tmp_path / ".gitignore").write_text("*.log\n")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "add", "src/app.js", "README.md", ".gitignore"], check=True)
-    found = listed(str(tmp_path))
+    (tmp_path / "gone.txt").write_text("x\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "gone.txt"], check=True)
+    (tmp_path / "gone.txt").unlink()  # still tracked, but no file to mention
+    found = listed(str(tmp_path), git_names(str(tmp_path)))
     assert found == {"files": [".gitignore", "README.md", "new.txt", "src/app.js"], "truncated": False,
                      "source": "git"}
 
@@ -27,10 +30,11 @@ def test_a_plain_folder_is_walked_without_dependency_or_hidden_folders_or_links(
     _write(tmp_path, "a.txt", "docs/b.md", "node_modules/dep/index.js", ".cache/x", ".hidden/y", "__pycache__/z.pyc")
     (tmp_path / "out").symlink_to("/etc", target_is_directory=True)
     (tmp_path / "passwd").symlink_to("/etc/passwd")
-    assert listed(str(tmp_path)) == {"files": ["a.txt", "docs/b.md"], "truncated": False, "source": "walk"}
+    assert git_names(str(tmp_path)) is None
+    assert listed(str(tmp_path), None) == {"files": ["a.txt", "docs/b.md"], "truncated": False, "source": "walk"}
 
 
 def test_more_files_than_the_limit_are_cut_and_say_so(tmp_path):
     _write(tmp_path, *(f"f{n:02}.txt" for n in range(12)))
-    found = listed(str(tmp_path), limit=10)
+    found = listed(str(tmp_path), None, limit=10)
     assert found["files"] == [f"f{n:02}.txt" for n in range(10)] and found["truncated"] is True

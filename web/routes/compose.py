@@ -6,11 +6,11 @@ import bottle
 import gevent
 
 from actors.harness import skills as skill_rules
-from storage.checkout_files import listed
+from storage.checkout_files import git_names, listed
 from web import edge
 from web.edge import Refusal, json_answer, refusals_as_json
 
-FILES_TIMEOUT = 20.0  # git ls-files (10 s at most) or the bounded walk, on the threadpool
+FILES_TIMEOUT = 20.0  # the bounded walk (or the check of git's names), on the threadpool
 SKILLS_TIMEOUT = 12.0  # a running Codex answers skills/list within its 10 s deadline, else the disk does
 
 
@@ -22,7 +22,8 @@ def install(app, context) -> None:
     def files():
         """The checkout's files, relative to it: the directory is the page's own (pageURL +
         chatTarget, resolved by the server), never a path the browser names."""
-        found = gevent.get_hub().threadpool.spawn(listed, edge.query_directory(context, request))
+        root = edge.query_directory(context, request)
+        found = gevent.get_hub().threadpool.spawn(listed, root, git_names(root))
         found.wait(FILES_TIMEOUT)
         if not found.ready():
             raise Refusal(503, "the checkout's files are still being listed; try again in a moment")
