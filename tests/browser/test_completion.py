@@ -81,7 +81,7 @@ def test_slash_lists_the_sessions_commands_and_skills_and_the_keys_move_pick_and
 
 
 def test_at_lists_the_checkouts_files_and_a_picked_file_reaches_the_cli_as_its_file_reference(page, daemon, mock,
-                                                                                               stack):
+                                                                                               stack, shots):
     """"@" lists the files of the page's checkout (not node_modules); Enter picks one, and the
     message goes with it as Claude Code's own @-reference, which the CLI reads into the prompt."""
     project = stack / "project"
@@ -100,6 +100,7 @@ def test_at_lists_the_checkouts_files_and_a_picked_file_reaches_the_cli_as_its_f
     expect(listbox).to_be_visible()
     names = listbox.locator("[role=option] .name")
     expect(names).to_have_text(["docs/notes.md", "src/notes_view.js"])  # the dependency folder is left out
+    shots(page, "completion-files")
     textarea.press("Enter")  # picks, does not send
     expect(textarea).to_have_value("Read @docs/notes.md ")
     _type(panel, "and say ok.")

@@ -41,7 +41,7 @@ def test_alt_shift_d_opens_the_panel_into_the_message_and_closes_it_from_inside_
     expect(field).to_have_value("")  # the shortcut typed nothing into the page
 
 
-def test_the_help_lists_the_shortcuts_from_its_button_or_question_mark_and_not_from_typing(page, daemon):
+def test_the_help_lists_the_shortcuts_from_its_button_or_question_mark_and_not_from_typing(page, daemon, shots):
     """The header's "?" button and "?" pressed in the panel (outside the message) open the
     "Keyboard shortcuts" help; Escape closes it. "?" typed in the message or in the page's own
     field is just a character."""
@@ -58,6 +58,7 @@ def test_the_help_lists_the_shortcuts_from_its_button_or_question_mark_and_not_f
     expect(help_.locator("dt kbd")).to_contain_text(["Alt+Shift+D", "Enter", "Ctrl+Enter / ⌘+Enter", "Shift+Enter",
                                                       "↑", "Ctrl+C"])
     expect(help_).to_contain_text("never interrupts the agent")
+    shots(page, "keyboard-shortcuts")
     page.keyboard.press("Escape")
     expect(help_).to_be_hidden()
     expect(button).to_be_focused()  # back where the focus was
