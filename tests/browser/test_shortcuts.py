@@ -107,8 +107,9 @@ def test_up_recalls_the_last_message_in_an_empty_composer_and_ctrl_enter_sends(p
 
 
 def test_ctrl_c_in_an_empty_message_interrupts_and_escape_never_does(page, daemon, mock):
-    """While the agent works, Escape in the message leaves the turn running to its end; Ctrl+C
-    with text in the message leaves it too; Ctrl+C in an empty message interrupts the turn."""
+    """While the agent works, Escape in the message closes the panel (a dialog) and leaves the turn
+    running to its end; Ctrl+C with text in the message leaves it too; Ctrl+C in an empty message
+    interrupts the turn."""
     words = [f"w{n} " for n in range(12)]
     mock.add(text_reply(*words, delay=0.15), text_reply(*["slow "] * 80, delay=0.2))
     panel = Panel(page, daemon).open()
@@ -117,6 +118,8 @@ def test_ctrl_c_in_an_empty_message_interrupts_and_escape_never_does(page, daemo
     expect(panel.find(".item.assistant.streaming")).to_contain_text("w1")
     textarea.focus()
     page.keyboard.press("Escape")
+    expect(panel.find(".panel")).to_be_hidden()
+    panel.find(".launcher").click()
     expect(panel.items("assistant")).to_have_text("".join(words).rstrip())  # the whole reply: not interrupted
     panel.expect_status("idle")
     expect(panel.items("notice")).to_have_count(0)

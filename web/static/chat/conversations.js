@@ -23,7 +23,7 @@ export class ConversationControls {
       search: el("input", { type: "search", class: "conversation-search", "aria-label": "Search conversations",
                             title: "Search the titles and text of this checkout's conversations",
                             placeholder: "Search conversations", oninput: () => this.searchSoon(),
-                            onkeydown: (event) => { if (event.key === "Escape") this.clearSearch(); } }),
+                            onkeydown: (event) => { if (event.key === "Escape") { event.preventDefault(); this.clearSearch(); } } }),
       results: el("div", { class: "search-results", role: "list", "aria-label": "Conversations found", hidden: true }),
       renameForm: el("form", { class: "rename-form", hidden: true, onsubmit: (event) => { event.preventDefault(); this.saveRename(); } }),
       confirm: el("div", { class: "confirm-delete", role: "alertdialog", "aria-label": "Delete this conversation?", hidden: true }),
@@ -58,7 +58,7 @@ export class ConversationControls {
     this.closeForms();
     const input = el("input", { type: "text", name: "title", maxlength: "120", value: session.title || "",
                                 "aria-label": "Conversation name", title: "The name the conversation list shows",
-                                onkeydown: (event) => { if (event.key === "Escape") this.closeForms(); } });
+                                onkeydown: (event) => { if (event.key === "Escape") { event.preventDefault(); this.closeForms(); } } });
     this.ui.renameForm.replaceChildren(input,
       el("button", { type: "submit", class: "plain", title: "Save the new name" }, "Save"),
       el("button", { type: "button", class: "plain", title: "Keep the name it has", onclick: () => this.closeForms() }, "Cancel"));

@@ -22,7 +22,7 @@ export const SHORTCUTS = [
   ["/", "At the start of the message: the slash commands and skills"],
   ["@", "Mention a file of the checkout"],
   ["↑ ↓, Enter or Tab, Escape", "In a completion list: move, pick, close"],
-  ["Escape", "Close a completion list or this help (it never interrupts the agent)"],
+  ["Escape", "Close a completion list or this help, else the chat (it never interrupts the agent)"],
   ["?", "This help, while the focus is in the chat outside the message"],
 ];
 
