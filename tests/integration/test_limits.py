@@ -1,4 +1,4 @@
-"""Usage limits and overloaded models on the real CLIs: the mock model servers answer as the real
+"""Usage limits, rate limits and overloaded models on the real CLIs: the mock model servers answer as the real
 services do (the unified rate-limit headers on a subscription login, 529s, Codex's usage-limit
 body), and each limited turn ends ``error`` with its ``limit``, the queue held and kept. With
 ``[core] resume_at_reset`` the turn is taken up once after the reset, also across a restart."""
@@ -11,7 +11,7 @@ import pytest
 from tests.integration.chats import info, items
 from tests.integration.daemon import Daemon, wait_until
 from tests.mock_anthropic import error_reply, message_text, text_reply, unified_headers, usage_limit_reply
-from tests.mock_openai import usage_limit_reply as codex_usage_limit_reply
+from tests.mock_openai import error_reply as codex_error_reply, usage_limit_reply as codex_usage_limit_reply
 from devhostd.core_client import CoreConnection
 
 WAKE = "Your previous turn stopped on a usage limit, which has reset now. Continue where you left off."
@@ -185,6 +185,19 @@ def test_codex_on_a_used_up_usage_window_ends_with_a_usage_limit_and_its_reset(d
         held = info(core, "cxl")
         assert held["limit"] == turn["limit"] and held["queuePaused"] is True
         assert [m["text"] for m in held["queue"]] == ["two"]
+
+
+def test_codex_refused_429_until_its_retries_ran_out_ends_with_a_rate_limit_not_an_overloaded_model(
+        daemon, stack, openai):
+    openai.add(codex_error_reply(429, "Rate limit reached for requests", times=None))
+    with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
+        core.chats.create("cxr", provider="codex", cwd=str(stack / "project"))
+        core.chats.send("cxr", "one")
+        turn = limited_turn(core, "cxr")
+        assert turn["state"] == "error" and turn["limit"]["kind"] == "rate" and "429" in turn["limit"]["message"]
+        # Codex's error names no wait and no window is used up: no reset time is made up.
+        assert "resetsAt" not in turn["limit"]
+        assert info(core, "cxr")["queuePaused"] is True
 
 
 def test_resume_at_reset_follows_the_manifest_edited_while_the_daemon_runs(oauth, daemon_env, stack, mock):

@@ -539,8 +539,8 @@ def test_failed_turns_end_with_codexs_error_text_and_the_thread_stays_usable():
     failed = [f["params"]["turn"]["error"]["message"] for f in server_frames("frames-errors")
               if f.get("method") == "turn/completed" and f["params"]["turn"]["status"] == "failed"]
     assert len(failed) == 4 and failed[0].startswith("unexpected status 401 Unauthorized")
-    # The 429 whose retries ran out is also an overloaded model's limit (see the limit tests below).
-    assert run.effects(fx.TurnEnded) == [fx.TurnEnded(error=message, limit={"kind": "overload", "message": message}
+    # The 429 whose retries ran out is a rate limit (see the limit tests below).
+    assert run.effects(fx.TurnEnded) == [fx.TurnEnded(error=message, limit={"kind": "rate", "message": message}
                                                       if "429" in message else None)
                                          for message in failed] + [fx.TurnEnded()]
 
@@ -948,9 +948,10 @@ def test_rate_limit_updates_with_no_window_report_nothing():
     assert [e for e in replay("frames-basic").effects() if isinstance(e, fx.PlanUsage)] == []
 
 
-def test_a_model_that_kept_refusing_with_429_ends_the_turn_with_an_overload_limit():
+def test_a_model_that_kept_refusing_with_429_ends_the_turn_with_a_rate_limit_not_an_overload():
     [ended] = replay("rate_limited").effects(fx.TurnEnded)
-    assert ended.limit == {"kind": "overload", "message": ended.error} and "429" in ended.error
+    # Codex's text names no wait and no window is used up: no reset time is made up.
+    assert ended.limit == {"kind": "rate", "message": ended.error} and "429" in ended.error
 
 
 def test_a_failure_that_is_no_limit_has_none():

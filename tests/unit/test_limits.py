@@ -1,4 +1,4 @@
-"""actors.core.limits: when a turn that hit a usage limit or an overloaded model is taken up
+"""actors.core.limits: when a turn that hit a usage limit, a rate limit or an overloaded model is taken up
 again, and how many limited turns in a row there were."""
 from actors.core import limits
 from actors.core.limits import LIMIT_RETRY_DELAYS_MS, RESET_MARGIN_MS, resume_at
@@ -48,3 +48,21 @@ def test_windows_are_named_as_claude_code_names_them():
 def test_reset_times_in_epoch_seconds_become_ms_and_anything_else_none():
     assert limits.epoch_ms(1796160000) == 1796160000000
     assert [limits.epoch_ms(v) for v in (0, -5, "soon", None, True and None)] == [None] * 5
+
+
+def test_a_429_is_a_rate_limit_that_says_when_to_try_again_where_the_error_names_a_wait():
+    said = "Rate limit reached for gpt-5 on tokens per min. Please try again in 1m30s."
+    assert limits.rate_limit(said, NOW) == {"kind": "rate", "message": said, "resetsAt": NOW + 90_000}
+    assert limits.rate_limit("429 Too Many Requests", NOW) == {"kind": "rate", "message": "429 Too Many Requests"}
+    # A reset the CLI named (a used-up window) wins over the text.
+    assert limits.rate_limit(said, NOW, NOW + 5)["resetsAt"] == NOW + 5
+    assert [limits.retry_in_ms(t) for t in ("try again in 20s", "Retry after 12 seconds", "try again in 450ms",
+                                            "try again in 2 minutes", "try again later", "")] == \
+        [20_000, 12_000, 450, 120_000, None, None]
+
+
+def test_a_rate_limit_goes_again_at_its_time_where_known_else_like_an_overloaded_model():
+    assert resume_at({"kind": "rate", "resetsAt": NOW + 1_000}, 1, NOW) == NOW + 1_000 + RESET_MARGIN_MS
+    assert [resume_at({"kind": "rate"}, tries, NOW) for tries in (1, 2, 3)] == [NOW + d for d in LIMIT_RETRY_DELAYS_MS]
+    assert limits.owed_when_switched_on({"kind": "rate", "resetsAt": NOW + 1}, NOW)
+    assert not limits.owed_when_switched_on({"kind": "rate"}, NOW)

@@ -381,7 +381,7 @@ class ClaudeDriver:
 
     def _limit_of(self, frame: dict, message: str) -> dict | None:
         """A failed turn's limit: the plan's usage window (usage_limit_reached, with its reset),
-        or an overloaded / rate-limited model whose retries ran out (529, 429)."""
+        a rate limit (429) or an overloaded model (529) whose retries ran out."""
         rejected, self._rejected = self._rejected, None
         if frame.get("api_error") == "usage_limit_reached":
             info = rejected or {}
@@ -391,8 +391,9 @@ class ClaudeDriver:
             if isinstance(info.get("rateLimitType"), str):
                 limit["window"] = info["rateLimitType"]
             return limit
-        if frame.get("api_error_status") in (429, 529) or frame.get("api_error_type") in (
-                "overloaded_error", "rate_limit_error"):
+        if frame.get("api_error_status") == 429 or frame.get("api_error_type") == "rate_limit_error":
+            return limits.rate_limit(message, int(time.time() * 1000))
+        if frame.get("api_error_status") == 529 or frame.get("api_error_type") == "overloaded_error":
             return {"kind": "overload", "message": message}
         return None
 

@@ -340,8 +340,8 @@ class CodexDriver:
 
     def _limit_of(self, info, message: str) -> dict | None:
         """A failed turn's limit: the plan's usage window (usageLimitExceeded, reset from the
-        window that is used up), or a model that kept refusing (too many failed attempts on 429,
-        503 or 529, or an overloaded server)."""
+        window that is used up), a rate limit (too many failed attempts on 429, with when it may go
+        again where known), or an overloaded model (503, 529, or an overloaded server)."""
         if info == "usageLimitExceeded":
             limit = {"kind": "usage", "message": message}
             full = [w for w in self._windows
@@ -353,7 +353,13 @@ class CodexDriver:
                 limit["window"] = limits.window_name(window["windowDurationMins"])
             return limit
         failed = info.get("responseTooManyFailedAttempts") if isinstance(info, dict) else None
-        if info == "serverOverloaded" or (isinstance(failed, dict) and failed.get("httpStatusCode") in (429, 503, 529)):
+        status = failed.get("httpStatusCode") if isinstance(failed, dict) else None
+        if status == 429:  # too many requests: this account's rate, not a busy model
+            full = [w for w in self._windows
+                    if isinstance(w.get("usedPercent"), (int, float)) and w["usedPercent"] >= 100]
+            return limits.rate_limit(message, int(time.time() * 1000),
+                                     limits.epoch_ms(full[0].get("resetsAt")) if full else None)
+        if info == "serverOverloaded" or status in (503, 529):
             return {"kind": "overload", "message": message}
         return None
 

@@ -150,6 +150,8 @@ export class ConversationView {
 // ---- items ------------------------------------------------------------------------------------
 
 const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
+// A limited turn's heading: a 429 is this account's rate, not a busy model (core/limits.py).
+const LIMIT_HEADING = { usage: "Usage limit reached", rate: "Rate-limited: too many requests", overload: "The model is overloaded" };
 
 function renderItem(item, actions) {
   const node = RENDERERS[item.kind]?.(item, actions) || el("div", { class: "item notice" }, item.kind);
@@ -298,10 +300,10 @@ const RENDERERS = {
   },
   limit: (item, actions) => {
     const { kind, resetsAt, message } = item.limit;
-    const lines = [el("strong", {}, kind === "usage" ? "Usage limit reached" : "The model is overloaded"),
+    const lines = [el("strong", {}, LIMIT_HEADING[kind] || LIMIT_HEADING.overload),
       el("div", { class: "muted" }, message || "")];
     if (resetsAt) {
-      lines.push(el("div", { class: "resets" }, `Resets at ${clockTime(resetsAt)}`,
+      lines.push(el("div", { class: "resets" }, `${kind === "rate" ? "Try again at" : "Resets at"} ${clockTime(resetsAt)}`,
         item.current ? [" · ", el("span", { class: "countdown", dataset: { until: String(resetsAt) } },
           countdown(resetsAt))] : null));
     }
