@@ -16,6 +16,7 @@ import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
 import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
 import { ManifestNotice } from "./manifest_notice.js";
+import { Notifier } from "./notify.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
@@ -70,6 +71,7 @@ export class Panel {
     this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
     this.conversations = new ConversationControls(this);
     this.usage = new UsageMeter(this);
+    this.notifier = new Notifier();
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
                               onclick: () => this.setOpen(true) }, $("span", { class: "glyph" }, "✦"), $("span", { class: "dot" })),
@@ -129,7 +131,7 @@ export class Panel {
       u.header, u.targetLine, this.manifestNotice.ui, reloads.notice, reloads.strip, reloads.outcome,
       $("div", { class: "row" }, u.harness, u.model, u.account, u.mode),
       u.modeLine, u.modeNotice, u.accountNotice,
-      $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks),
+      $("div", { class: "row" }, u.sessionPick, u.newButton, u.endButton, u.resumeButton, u.marks, this.notifier.ui.toggle),
       this.conversations.ui.row, ...this.conversations.ui.below,
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, this.continuity.ui, u.log,
@@ -468,7 +470,7 @@ export class Panel {
         return;
       }
       case "event":
-        t.apply(frame);
+        if (t.apply(frame) && frame.event?.type === "item") this.notifier.seen(frame.event.item);
         // The info after a pick says what holds now (a change that waits for the turn says so in a note).
         if (frame.event?.type === "info" || frame.event?.type === "reset") this.modeAsked = null;
         if (frame.event?.type === "item" && frame.event.item?.kind === "user") this._forgetUnsent(frame.event.item.id);
