@@ -43,6 +43,17 @@ export function renderMarkdown(text) {
   return container;
 }
 
+/** ``text``'s words as Markdown means them, without its marks ("**", "```", "#", links' URLs):
+ *  rendered and sanitized as a reply is, then read back as text, one space between blocks. */
+export function plainText(text) {
+  const container = document.createElement("div");
+  container.innerHTML = DOMPurify.sanitize(marked.parse(text || ""), PURIFY);
+  for (const block of container.querySelectorAll("p, h1, h2, h3, h4, h5, h6, li, pre, blockquote, tr, th, td, br")) {
+    block.after(" ");
+  }
+  return container.textContent.replace(/\s+/g, " ").trim();
+}
+
 async function copy(button, text) {
   try {
     await navigator.clipboard.writeText(text);

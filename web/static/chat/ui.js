@@ -16,6 +16,7 @@ import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
 import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
 import { ManifestNotice } from "./manifest_notice.js";
+import { markExcerpt } from "./bookmark_text.js";
 import { Notifier } from "./notify.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
@@ -536,10 +537,12 @@ export class Panel {
     this.ui.marks.textContent = `★ ${marks.length}`;
     if (!marks.length) this._toggleMarks(false);
     if (this.ui.markList.hidden) return;
-    this.ui.markList.replaceChildren(...marks.map((mark) => el("button", {
-      type: "button", class: "mark-entry", role: "menuitem", title: mark.excerpt,
-      onclick: () => { this._toggleMarks(false); this.view.reveal(mark.itemId); },
-    }, mark.name || mark.excerpt || "(empty)")));
+    this.ui.markList.replaceChildren(...marks.map((mark) => {
+      const excerpt = markExcerpt(mark, this.transcript.items.get(mark.itemId)); // plain words, no Markdown
+      return el("button", { type: "button", class: "mark-entry", role: "menuitem", title: excerpt,
+                            onclick: () => { this._toggleMarks(false); this.view.reveal(mark.itemId); } },
+        mark.name || excerpt || "(empty)");
+    }));
   }
 
   _setSession(record) {
