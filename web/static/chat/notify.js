@@ -4,7 +4,7 @@
 // opted in with the bell (the only place the browser's permission is asked for, so no prompt
 // ever comes unasked), a system notification says what happened.
 
-import { el } from "./dom.js";
+import { el, icon } from "./dom.js";
 
 const OPT_IN_KEY = "devhost:notifications"; // "on" once the person asked for notifications
 const BADGE = /^\(\d+\) /;
@@ -21,13 +21,18 @@ export function newsOf(item, wasRunning) {
   return null;
 }
 
+function bellIcon() {
+  return icon([["path", { d: "M6 16v-5a6 6 0 0 1 12 0v5l2 2H4z" }], ["path", { d: "M10 20a2 2 0 0 0 4 0" }]],
+    { fill: "none", stroke: "currentColor", "stroke-width": "1.8", "stroke-linejoin": "round" });
+}
+
 export class Notifier {
   constructor() {
     this.count = 0;
     this.told = new Set(); // ids of the pending requests already told (an item is sent again on each change)
     this.running = new Set(); // turns seen running here: only their end is news, never a replayed one
-    this.ui = { toggle: el("button", { type: "button", class: "plain notify", "aria-pressed": "false",
-                                       onclick: () => this.toggle() }, "🔔") };
+    this.ui = { toggle: el("button", { type: "button", class: "icon notify", "aria-pressed": "false",
+                                       onclick: () => this.toggle() }, bellIcon()) };
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") this.clear(); });
     this.render();
   }

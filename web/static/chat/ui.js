@@ -18,6 +18,7 @@ import { accountChoices, accountLabel, accountName, accountValue, swapNotice } f
 import { ManifestNotice } from "./manifest_notice.js";
 import { markExcerpt } from "./bookmark_text.js";
 import { Notifier } from "./notify.js";
+import { PanelSize } from "./resize.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
 import { Store, TARGETS, storageKey } from "./store.js";
@@ -139,6 +140,9 @@ export class Panel {
       $("footer", { class: "composer" }, u.tray, u.textarea,
         $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), this.usage.ui.meter,
           this.usage.ui.compact, u.stop, u.send)));
+    this.sizer = new PanelSize(u.panel); // its handle in a corner, Maximize beside Close
+    u.panel.append(this.sizer.ui.handle);
+    u.close.before(this.sizer.ui.maximize); // in the header's controls
     this.root.append(themeLinks.light, themeLinks.dark,
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }),
