@@ -1,7 +1,7 @@
 """A turn that stopped on the plan's usage limit, in the panel (real Claude Code on a
 subscription login, the mock answering as the API does at the five-hour wall): the reset time
 in the person's own clock with a countdown, the take-up the host owes, and the Resume-at-reset
-switch that turns it off for this chat."""
+switch that turns it off for this chat; a Codex 429 shown as a rate limit, not an overloaded model."""
 from __future__ import annotations
 
 import re
@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
 from tests.mock_anthropic import usage_limit_reply
+from tests.mock_openai import error_reply as codex_error_reply
 
 
 @pytest.fixture
@@ -47,3 +48,18 @@ def test_a_limited_turn_shows_its_reset_in_local_time_counts_down_and_resume_can
     resume.uncheck()
     expect(limit).not_to_contain_text("Goes on by itself at")
     expect(limit.get_by_label("Resume at reset")).not_to_be_checked()
+
+
+def test_a_codex_turn_refused_429_is_shown_rate_limited_never_overloaded(page, daemon, openai):
+    openai.add(codex_error_reply(429, "Rate limit reached for requests", times=None))
+    panel = Panel(page, daemon).open()
+    panel.pick_harness("codex")
+    panel.send("one")
+    limit = panel.find(".item.limit")
+    expect(limit).to_have_attribute("data-kind", "rate")
+    expect(limit.locator("strong")).to_have_text("Rate-limited: too many requests")
+    expect(limit).to_contain_text("429 Too Many Requests")  # Codex's own words under it
+    expect(limit).not_to_contain_text("overloaded")
+    # The log says it the same way.
+    panel.find(".logmap").click()
+    expect(panel.find(".loglist .what").filter(has_text="stopped on a rate limit (too many requests)")).to_have_count(1)
