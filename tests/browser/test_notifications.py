@@ -106,3 +106,17 @@ def test_the_bell_asks_the_browser_for_permission_on_its_click(browser, page, da
             "title", "Notifications are blocked for this site: allow them in the browser's site settings")
     else:
         expect(bell).to_have_attribute("aria-pressed", "false")  # nothing granted, nothing on
+
+
+def test_a_turn_that_ran_across_a_reload_still_badges_the_title_when_it_ends(browser, page, daemon, mock):
+    mock.add(tool_use_reply("Bash", {"command": "touch made.txt", "description": "Make it"}), text_reply("Made it."))
+    panel = spied_panel(browser, page, daemon, granted=False)
+    panel.send("make a file")
+    expect(panel.items("tool").first.get_by_role("button", name="Allow", exact=True)).to_be_visible()
+    panel.reload()  # the turn waits on the approval through the reload
+    title = page.title()
+    set_visibility(page, "hidden")
+    panel.items("tool").first.get_by_role("button", name="Allow", exact=True).click()
+    expect(page).to_have_title(f"(1) {title}")
+    set_visibility(page, "visible")
+    expect(page).to_have_title(title)

@@ -66,6 +66,11 @@ export class Notifier {
         : this.enabled ? "Notifications are on: click to stop them" : "Notify me (in this tab's title and the system) when an approval waits or a turn ends while I look elsewhere";
   }
 
+  /** A snapshot's items: a turn running in it (the page was reloaded mid-turn) has an end to tell. */
+  track(items) {
+    for (const item of items) if (item.kind === "turn" && item.state === "running") this.running.add(item.id);
+  }
+
   /** An item from the live stream (never a snapshot's): news while the page is hidden. */
   seen(item) {
     if (!item?.id) return;

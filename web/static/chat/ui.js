@@ -468,6 +468,7 @@ export class Panel {
         t.chatId = frame.session?.chatId;
         t.newSocket(); // answers the last socket carried are open again unless the items say otherwise
         if (frame.type === "snapshot") t.load(frame);
+        this.notifier.track(t.items.values());
         this._settleUnsent();
         this._render(t.takeChanged(), this.firstSnapshot);
         this.firstSnapshot = false;
