@@ -78,7 +78,8 @@ def test_on_a_touch_screen_the_star_shows_without_hover_and_a_tap_bookmarks(touc
     expect(panel.items("assistant").first).to_have_text("Blue it is.")
     star = panel.items("user").first.get_by_role("button", name="Bookmark this")
     # Shown as it is, with nothing hovered (a touch screen has no hover), and big enough for a finger.
-    assert float(star.evaluate("(b) => getComputedStyle(b).opacity")) > 0.5
+    expect(star).to_have_css("opacity", "0.6")  # on a pointer with hover it is 0 until hovered
+    expect(star).to_have_css("min-height", "32px")
     box = star.bounding_box()
     assert box["width"] >= 32 and box["height"] >= 32
     star.tap()
