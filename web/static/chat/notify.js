@@ -59,8 +59,8 @@ export class Notifier {
     const denied = !this.supported || Notification.permission === "denied";
     button.disabled = denied;
     button.setAttribute("aria-pressed", String(this.enabled));
-    const name = this.enabled ? "Stop notifications" : "Notify me when the agent waits or finishes";
-    button.setAttribute("aria-label", name);
+    // A toggle keeps its name; aria-pressed says whether it is on (and the tooltip, in words).
+    button.setAttribute("aria-label", "Notify me when the agent waits or finishes");
     button.title = !this.supported ? "This browser has no notifications"
       : denied ? "Notifications are blocked for this site: allow them in the browser's site settings"
         : this.enabled ? "Notifications are on: click to stop them" : "Notify me (in this tab's title and the system) when an approval waits or a turn ends while I look elsewhere";

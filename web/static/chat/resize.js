@@ -75,7 +75,6 @@ export class PanelSize {
     this.ui.handle.hidden = maximized; // a maximised panel has no size to drag
     const label = maximized ? "Restore panel size" : "Maximize panel";
     this.ui.maximize.setAttribute("aria-label", label);
-    this.ui.maximize.setAttribute("aria-pressed", String(maximized));
     this.ui.maximize.title = maximized ? "Restore the panel to its own size" : "Maximize the panel over the page";
     this.ui.maximize.replaceChildren(icon(maximized ? RESTORE : MAXIMIZE, { fill: "none", stroke: "currentColor", "stroke-width": "1.8" }));
   }
