@@ -100,7 +100,7 @@ def test_at_lists_the_checkouts_files_and_a_picked_file_reaches_the_cli_as_its_f
     expect(listbox).to_be_visible()
     names = listbox.locator("[role=option] .name")
     expect(names).to_have_text(["docs/notes.md", "src/notes_view.js"])  # the dependency folder is left out
-    shots(page, "completion-files")
+    shots(page, "25-completion-files")
     textarea.press("Enter")  # picks, does not send
     expect(textarea).to_have_value("Read @docs/notes.md ")
     _type(panel, "and say ok.")

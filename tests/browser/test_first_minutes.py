@@ -122,7 +122,7 @@ def test_a_manifest_edited_live_shows_its_problems_in_the_panel_and_on_the_contr
                                   'write "pantry.localhost" instead')
     expect(notice.locator("li")).to_have_count(1)  # the warning spoke of the file before this edit
     expect(notice).to_have_attribute("role", "alert")
-    shots(page, "22-manifest-notice")
+    shots(page, "24-manifest-notice")
     control = browser.new_page()
     control.goto(daemon.control_origin + "/")
     problems = control.get_by_role("alert", name="Manifest problems")

@@ -42,7 +42,7 @@ def test_a_follow_up_an_interrupt_cancelled_reads_not_sent_also_after_a_reload_a
     expect_not_sent(panel, "not sent: an interrupt cancelled it before Claude Code took it up")
     panel.reload()
     expect_not_sent(panel, "not sent: an interrupt cancelled it before Claude Code took it up")
-    shots(page, "18-follow-up-not-sent")
+    shots(page, "28-follow-up-not-sent")
     # What the page shows is what the model got: the follow-up never reached it.
     assert len(mock.requests) == 1 and FOLLOW_UP not in anthropic_text(mock.requests[0])
     follow_up = panel.items("user").filter(has_text=FOLLOW_UP).first

@@ -129,7 +129,7 @@ def test_a_plan_is_shown_rendered_with_approve_in_a_mode_or_send_back(page, daem
     then = card.get_by_role("combobox", name="Mode to go on in")
     expect(then).to_have_value("auto")  # the mode picked before Plan
     expect(then.locator("option")).to_have_text(["Ask", "Accept edits", "Auto", "Full access"])
-    shots(page, "22-plan")
+    shots(page, "29-plan")
     then.select_option("full-access")
     card.get_by_role("button", name="Approve").click()
     expect(card).to_contain_text("You approved the plan.")

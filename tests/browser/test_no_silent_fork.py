@@ -49,7 +49,7 @@ def test_after_a_daemon_restart_the_panel_shows_the_same_conversation_and_the_ne
         panel.send("which word?")
         expect(panel.items("assistant").last).to_have_text("It was otter.")
         expect(note).to_contain_text("devhostd restarted; this conversation was resumed")
-        shots(page, "17-resumed-after-restart")
+        shots(page, "27-resumed-after-restart")
         panel.expect_status("idle")
         assert page.evaluate("() => window.__devhostChat.session.chatId") == chat_before  # the same chat
         expect(panel.items("user")).to_have_count(2)

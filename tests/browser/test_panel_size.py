@@ -111,4 +111,4 @@ def test_on_a_390_px_wide_window_the_panel_is_a_sheet_that_fits_and_maximizes_to
     full = box(panel)
     assert (full["x"], full["y"], full["width"], full["height"]) == (0, 0, 390, 844)
     expect(panel.find(".send")).to_be_in_viewport()
-    shots(page, "24-phone-maximized")
+    shots(page, "37-phone-maximized")

@@ -58,7 +58,7 @@ def test_the_help_lists_the_shortcuts_from_its_button_or_question_mark_and_not_f
     expect(help_.locator("dt kbd")).to_contain_text(["Alt+Shift+D", "Enter", "Ctrl+Enter / ⌘+Enter", "Shift+Enter",
                                                       "↑", "Ctrl+C"])
     expect(help_).to_contain_text("never interrupts the agent")
-    shots(page, "keyboard-shortcuts")
+    shots(page, "26-keyboard-shortcuts")
     page.keyboard.press("Escape")
     expect(help_).to_be_hidden()
     expect(button).to_be_focused()  # back where the focus was
