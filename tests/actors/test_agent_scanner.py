@@ -84,12 +84,18 @@ def _rows(proxy, directory, clock=None):
 
 
 def _wait_rows(proxy, clock, directory, predicate, what, timeout=60):
-    with gevent.Timeout(timeout, AssertionError(f"never saw {what}")):
-        while True:
-            found = _rows(proxy, directory, clock)
-            if predicate([row for row, _ in found["rows"]]):
-                return found
-            gevent.sleep(0.2)
+    last = []  # what the scanner said last, for the failure's message
+    try:
+        with gevent.Timeout(timeout):
+            while True:
+                found = _rows(proxy, directory, clock)
+                last = [row for row, _ in found["rows"]]
+                if predicate(last):
+                    return found
+                gevent.sleep(0.2)
+    except gevent.Timeout:
+        seen = [(r["harness"], r.get("subdirectory"), r["state"]) for r in last]
+        raise AssertionError(f"never saw {what} in {timeout} s; the last rows were {seen}") from None
 
 
 def test_pi_and_opencode_processes_are_listed_with_state_name_and_subdirectory(scanner, agents, work, home):
