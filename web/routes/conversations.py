@@ -11,10 +11,13 @@ import bottle
 from web import edge
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
 from web.markdown_export import conversation_markdown, file_name
+from web.single_flight import SingleFlight
 
 TITLE_CHARS = 120
 QUERY_CHARS = 200
 MOST_ITEMS = 5000  # a conversation's items read for an export or a search, newest kept
+SEARCH_BUDGET = 20000  # items one search reads in all, newest conversations first: then it says truncated
+SEARCH_FRESH_SECONDS = 2.0  # the same search asked again at once (a burst from the page) is worked out once
 HISTORY_PAGE = 100
 EXCERPT_CHARS = 60
 SEARCHED_KINDS = ("user", "assistant")
@@ -33,10 +36,10 @@ def check_title(value) -> str:
     return title
 
 
-def items_of(chat) -> list[dict]:
-    """The conversation's items, oldest first (its newest MOST_ITEMS), read page by page."""
+def items_of(chat, most: int = MOST_ITEMS) -> list[dict]:
+    """The conversation's items, oldest first (about its newest ``most``), read page by page."""
     pages, cursor, count = [], None, 0
-    while count < MOST_ITEMS:
+    while count < most:
         page = edge.ask(chat.history(cursor, HISTORY_PAGE))
         pages.append(page["items"])
         count += len(page["items"])
@@ -63,20 +66,40 @@ def text_match(items: list[dict], query: str) -> dict | None:
     return None
 
 
+def search_conversations(records: list[dict], read_items, query: str, budget: int = SEARCH_BUDGET) -> dict:
+    """``{sessions, truncated}``: of ``records`` (newest first), those whose title or text has
+    ``query`` (lower case). ``read_items(record, most)`` gives a conversation's newest items, or
+    None when it is gone; at most ``budget`` items are read in all, so a page cannot make one
+    search read every conversation ever kept (``truncated`` says some were not read)."""
+    found, left, truncated = [], budget, False
+    for record in records:
+        # A title that matches is enough: the text is read only for the others.
+        if query in (record.get("title") or "").lower():
+            found.append({"id": record["id"], "title": record.get("title"), "in": "title"})
+            continue
+        if left <= 0:
+            truncated = True
+            continue
+        items = read_items(record, min(MOST_ITEMS, left))
+        if items is None:
+            continue  # deleted meanwhile
+        left -= len(items)
+        hit = text_match(items, query)
+        if hit:
+            found.append({"id": record["id"], "title": record.get("title"), **hit})
+    return {"sessions": found, "truncated": truncated}
+
+
 def install(app, context) -> None:
     request = bottle.request
+    searches = SingleFlight(SEARCH_FRESH_SECONDS)
 
     def directory_from_query():
         return edge.page_directory(context, request.environ, request.query.get("pageURL"),
                                    request.query.get("chatTarget"))
 
     def page_session(session_id: str):
-        """(chat, record) of a session of the page's directory, or a 404."""
-        directory = directory_from_query()
-        chat, record = edge.ask(context.registry.session(session_id))
-        if chat is None or record["projectRootPath"] != directory:
-            raise Refusal(404, f"no session {session_id} in this directory")
-        return chat, record
+        return edge.page_session(context, session_id, directory_from_query())
 
     @app.put("/__devhost__/chat/sessions/<session_id>/title")
     @refusals_as_json
@@ -124,13 +147,14 @@ def install(app, context) -> None:
         if not query.strip() or len(query) > QUERY_CHARS:
             raise Refusal(400, f"q is what to look for: 1..{QUERY_CHARS} characters")
         query = query.strip().lower()
-        found = []
-        for record in edge.ask(context.registry.sessions(directory)):
+
+        def read_items(record, most):
             chat, _ = edge.ask(context.registry.session(record["id"]))
-            if chat is None:
-                continue  # deleted meanwhile
-            # A title that matches is enough: the text is read only for the others.
-            hit = {"in": "title"} if query in (record.get("title") or "").lower() else text_match(items_of(chat), query)
-            if hit:
-                found.append({"id": record["id"], "title": record.get("title"), **hit})
-        return json_answer({"sessions": found})
+            return None if chat is None else items_of(chat, most)
+
+        def search_now():
+            return search_conversations(edge.ask(context.registry.sessions(directory)), read_items, query)
+        try:
+            return json_answer(searches.get((directory, query), search_now, timeout=60))
+        except TimeoutError:
+            raise Refusal(503, "the same search is still running; try again in a moment") from None
