@@ -4,16 +4,15 @@ and search over the titles and text of the page's conversations. (The Origin rul
 every POST, PUT and DELETE here: web/app.py checks it before any route runs.)"""
 from __future__ import annotations
 
-import re
-
 import bottle
+
+from actors.core.titles import ASK, checked_title
 
 from web import edge
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
 from web.markdown_export import conversation_markdown, file_name
 from web.single_flight import SingleFlight
 
-TITLE_CHARS = 120
 QUERY_CHARS = 200
 MOST_ITEMS = 5000  # a conversation's items read for an export or a search, newest kept
 SEARCH_BUDGET = 20000  # items one search reads in all, newest conversations first: then it says truncated
@@ -21,18 +20,12 @@ SEARCH_FRESH_SECONDS = 2.0  # the same search asked again at once (a burst from 
 HISTORY_PAGE = 100
 EXCERPT_CHARS = 60
 SEARCHED_KINDS = ("user", "assistant")
-# Control characters and line breaks: a title is one line of a list.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_title(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
-    title = " ".join(value.split())
-    if len(title) > TITLE_CHARS:
-        raise Refusal(400, f"the title is {len(title)} characters; make it at most {TITLE_CHARS}")
-    if _UNPRINTABLE.search(title):
-        raise Refusal(400, "the title may not hold control characters")
+    title, problem = checked_title(value)
+    if problem:
+        raise Refusal(400, problem)
     return title
 
 
@@ -107,7 +100,7 @@ def install(app, context) -> None:
         chat, _ = page_session(session_id)
         body = json_body(request)
         if set(body) != {"title"}:
-            raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
+            raise Refusal(400, ASK)
         return json_answer(edge.ask(chat.rename(check_title(body["title"]))))
 
     @app.delete("/__devhost__/chat/sessions/<session_id>")
