@@ -25,13 +25,13 @@ through devhostd's port; yields the project's folder).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import textwrap
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -48,13 +48,22 @@ THROWN = "Cart failed to check out"
 REJECTED = "Cart's promise was rejected"
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class App:
     kind: str
     project: Path
     cart: str | None  # Cart's file, relative to the project (None: the plain app)
     checkout_line: int  # the line of <button id="checkout"> in cart (or in index.html)
     framework: str | None  # what frameworkInfo names
+
+    def line_of(self, path: str, text: str) -> int:
+        """The 1-based line of the project's file ``path`` where ``text`` first stands."""
+        lines = (self.project / path).read_text().splitlines()
+        return next(number for number, line in enumerate(lines, 1) if text in line)
+
+    def column_of(self, path: str, text: str) -> int:
+        """The 1-based column where ``text`` first stands on its line."""
+        return (self.project / path).read_text().splitlines()[self.line_of(path, text) - 1].index(text) + 1
 
 
 def free_port() -> int:
@@ -90,14 +99,17 @@ export default function Cart() {
   );
 }
 """
+# Cart stands inside the framework's own wrappers (StrictMode, Suspense; Vue's KeepAlive; a
+# Svelte {#if} block), which a component chain leaves out.
 REACT_APP = """\
+import { Suspense } from "react";
 import Cart from "./Cart.jsx";
 
 export default function App() {
   return (
     <main>
       <h1 id="status">ready</h1>
-      <Cart />
+      <Suspense fallback={null}><Cart /></Suspense>
     </main>
   );
 }
@@ -139,7 +151,7 @@ import Cart from "./Cart.vue";
 <template>
   <main>
     <h1 id="status">ready</h1>
-    <Cart />
+    <KeepAlive><Cart /></KeepAlive>
   </main>
 </template>
 """
@@ -173,11 +185,12 @@ SVELTE_CART = """\
 SVELTE_APP = """\
 <script>
   import Cart from "./Cart.svelte";
+  let open = $state(true);
 </script>
 
 <main>
   <h1 id="status">ready</h1>
-  <Cart />
+  {#if open}<Cart />{/if}
 </main>
 """
 SVELTE_MAIN = """\
@@ -291,9 +304,8 @@ def write_app(project: Path, kind: str) -> App:
     for path, text in files.items():
         (project / path).parent.mkdir(parents=True, exist_ok=True)
         (project / path).write_text(textwrap.dedent(text))
-    source = (project / (cart or "index.html")).read_text().splitlines()
-    line = next(number for number, text in enumerate(source, 1) if 'id="checkout"' in text)
-    return App(kind, project, cart, line, framework)
+    app = App(kind, project, cart, 0, framework)
+    return dataclasses.replace(app, checkout_line=app.line_of(cart or "index.html", 'id="checkout"'))
 
 
 @contextlib.contextmanager

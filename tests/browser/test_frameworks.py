@@ -47,12 +47,6 @@ def info_of(page, daemon, selector: str = "#checkout") -> dict:
     return page.evaluate(FRAMEWORK_INFO, selector)
 
 
-def checkout_column(app: App) -> int:
-    """The 1-based column of <button id="checkout"> on its line."""
-    text = (app.project / (app.cart or "index.html")).read_text().splitlines()[app.checkout_line - 1]
-    return text.index("<button") + 1
-
-
 def original_position(page, url: str, line: int, column: int) -> dict:
     """Where the served module at ``url`` (as the page fetches it) says line:column comes from,
     by the source map Vite inlines in it, read with source-map-js (a dependency of Vite's)."""
@@ -75,11 +69,14 @@ def test_react_18_names_the_file_and_line_of_the_elements_jsx_and_the_chain_cart
     info = info_of(page, daemon)
     cart, app_file = str(app.project / "src/Cart.jsx"), str(app.project / "src/App.jsx")
     assert info["framework"] == "react"
-    assert info["source"] == {"file": cart, "line": app.checkout_line, "column": checkout_column(app)}
-    assert [c["name"] for c in info["components"]] == ["Cart", "App"]
-    # Each component where its own markup begins: Cart's <section>, App's <main>.
-    assert info["components"][0] == {"name": "Cart", "file": cart, "line": app.checkout_line - 3, "column": 5}
-    assert info["components"][1] == {"name": "App", "file": app_file, "line": 5, "column": 5}
+    assert info["source"] == {"file": cart, "line": app.checkout_line,
+                              "column": app.column_of(app.cart, '<button id="checkout"')}
+    # Each component where its own markup begins (Cart's <section>, App's <main>); StrictMode
+    # and Suspense are React's own.
+    assert info["components"] == [
+        {"name": "Cart", "file": cart, "line": app.line_of(app.cart, "<section"), "column": 5},
+        {"name": "App", "file": app_file, "line": app.line_of("src/App.jsx", "<main>"), "column": 5},
+    ]
 
 
 @pytest.mark.parametrize("app", ["react19"], indirect=True)
@@ -96,11 +93,14 @@ def test_react_19_names_the_served_module_position_that_its_source_map_maps_to_t
     assert [c["url"].rsplit("/", 1)[1] for c in info["components"]] == ["Cart.jsx", "App.jsx"]
     cart_root = original_position(page, info["components"][0]["url"], info["components"][0]["line"],
                                   info["components"][0]["column"])
-    assert cart_root["line"] == app.checkout_line - 3  # Cart's <section>
+    assert cart_root["line"] == app.line_of(app.cart, "<section")
+    app_root = original_position(page, info["components"][1]["url"], info["components"][1]["line"],
+                                 info["components"][1]["column"])
+    assert app_root["line"] == app.line_of("src/App.jsx", "<main>")
 
 
 @pytest.mark.parametrize("app", ["vue"], indirect=True)
-def test_vue_names_the_components_file_and_the_chain_cart_app(page, daemon, vite, app):
+def test_vue_names_the_components_file_and_the_chain_cart_app_without_keep_alive(page, daemon, vite, app):
     info = info_of(page, daemon)
     cart, app_file = str(app.project / "src/Cart.vue"), str(app.project / "src/App.vue")
     assert info == {"framework": "vue", "source": {"file": cart},
@@ -111,10 +111,13 @@ def test_vue_names_the_components_file_and_the_chain_cart_app(page, daemon, vite
 def test_svelte_names_the_file_and_line_of_the_elements_tag_and_the_chain_cart_app(page, daemon, vite, app):
     info = info_of(page, daemon)
     assert info["framework"] == "svelte"
-    assert info["source"] == {"file": "src/Cart.svelte", "line": app.checkout_line, "column": checkout_column(app)}
+    assert info["source"] == {"file": "src/Cart.svelte", "line": app.checkout_line,
+                              "column": app.column_of(app.cart, '<button id="checkout"')}
+    # Each component where its own markup begins (Cart's <section>, App's <main>); the {#if}
+    # block around Cart is no component.
     assert info["components"] == [
-        {"name": "Cart", "file": "src/Cart.svelte", "line": app.checkout_line - 3, "column": 1},  # its <section>
-        {"name": "App", "file": "src/App.svelte", "line": 5, "column": 1},  # its <main>
+        {"name": "Cart", "file": "src/Cart.svelte", "line": app.line_of(app.cart, "<section"), "column": 1},
+        {"name": "App", "file": "src/App.svelte", "line": app.line_of("src/App.svelte", "<main>"), "column": 1},
     ]
 
 
