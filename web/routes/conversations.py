@@ -29,8 +29,9 @@ def check_title(value) -> str:
     return title
 
 
-def items_of(chat, most: int = MOST_ITEMS) -> list[dict]:
-    """The conversation's items, oldest first (about its newest ``most``), read page by page."""
+def items_of(chat, most: int = MOST_ITEMS) -> tuple[list[dict], bool]:
+    """(the conversation's items, oldest first: about its newest ``most``, read page by page;
+    whether older ones were left unread)."""
     pages, cursor, count = [], None, 0
     while count < most:
         page = edge.ask(chat.history(cursor, HISTORY_PAGE))
@@ -39,7 +40,7 @@ def items_of(chat, most: int = MOST_ITEMS) -> list[dict]:
         cursor = page["history"]["cursor"]
         if cursor is None:
             break
-    return [item for page in reversed(pages) for item in page]
+    return [item for page in reversed(pages) for item in page], cursor is not None
 
 
 def excerpt(text: str, at: int, length: int) -> str:
@@ -126,7 +127,8 @@ def install(app, context) -> None:
     @refusals_as_json
     def export(session_id):
         chat, record = page_session(session_id)
-        text = conversation_markdown(record, items_of(chat))
+        items, older_left_out = items_of(chat)
+        text = conversation_markdown(record, items, older_left_out=older_left_out)
         return bottle.HTTPResponse(text.encode(), headers={
             "Content-Type": "text/markdown; charset=utf-8", "Cache-Control": "no-store",
             "Content-Disposition": f'attachment; filename="{file_name(record)}"'})
@@ -143,7 +145,7 @@ def install(app, context) -> None:
 
         def read_items(record, most):
             chat, _ = edge.ask(context.registry.session(record["id"]))
-            return None if chat is None else items_of(chat, most)
+            return None if chat is None else items_of(chat, most)[0]
 
         def search_now():
             return search_conversations(edge.ask(context.registry.sessions(directory)), read_items, query)

@@ -1,7 +1,7 @@
 // The conversation controls under the session picker: Rename, Delete (asked first; devhostd
 // removes it everywhere, as the core's chat.kill does), Export (a Markdown download devhostd
-// writes from the whole conversation, not only the tail the panel has), and a search over the
-// titles and text of this checkout's conversations, whose results open the conversation.
+// writes from its record of the conversation, not only the tail the panel has: its newest 5,000
+// items, saying so when it is longer), and a search over the titles and text of this checkout's conversations, whose results open the conversation.
 
 import { api, devhostURL } from "./api.js";
 import { el } from "./dom.js";
