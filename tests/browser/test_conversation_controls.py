@@ -47,6 +47,7 @@ def test_a_renamed_conversation_keeps_its_name_across_a_reload(page, daemon, moc
     shots(page, "31-rename-conversation")
     name.press("Enter")
     expect(name).to_be_hidden()
+    expect(rename).to_be_focused()
     expect(panel.find("select.session")).to_contain_text("Header colours")
     assert picked_session(panel).startswith("Header colours · Claude Code")
     panel.reload()
@@ -70,10 +71,18 @@ def test_delete_asks_first_then_the_conversation_is_gone_everywhere(page, daemon
     shots(page, "32-delete-conversation")
     dialog.get_by_role("button", name="Keep it").click()  # asked, and kept
     expect(dialog).to_be_hidden()
+    expect(delete).to_be_focused()  # back where the question came from
+    delete.click()
+    page.keyboard.press("Escape")  # answers the dialog: kept, and the panel stays open
+    expect(dialog).to_be_hidden()
+    expect(panel.find(".panel")).to_be_visible()
+    expect(delete).to_be_focused()
     assert [s["id"] for s in daemon.sessions()] == [record["id"]]
     delete.click()
-    dialog.get_by_role("button", name="Delete", exact=True).click()
+    dialog.get_by_role("button", name="Delete", exact=True).dblclick()  # a second click is no second delete
     expect(dialog).to_be_hidden()
+    page.wait_for_timeout(500)  # a second DELETE would have been answered "no session" by now
+    expect(panel.find(".hint")).not_to_contain_text("not deleted")
     expect(panel.find(f"select.session option[value='{record['id']}']")).to_have_count(0)
     expect(panel.items()).to_have_count(0)
     assert daemon.sessions() == []

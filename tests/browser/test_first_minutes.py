@@ -5,6 +5,8 @@ in the panel and on the control page as the file is edited, and the target selec
 folder the agent works in."""
 from __future__ import annotations
 
+import time
+
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
@@ -153,3 +155,20 @@ def test_the_target_select_says_which_folder_each_target_works_in(page, daemon, 
     select.select_option("devhost")
     expect(line).to_have_text(devhost)
     expect(panel.find(".empty")).to_contain_text(f"It works in {REPO}")
+
+
+def test_the_manifest_is_asked_again_often_only_while_the_panel_is_open(page, daemon):
+    """The asks show in the developer's own Network tab: with the panel closed, at most one a half-minute."""
+    asked = []
+    page.on("request", lambda request: asked.append(time.monotonic()) if "config.json" in request.url else None)
+    panel = Panel(page, daemon).open()
+    page.wait_for_timeout(4500)
+    assert len(asked) >= 3, asked  # the first load's, then one every 2 s
+    panel.find("button[aria-label='Close the chat']").click()
+    closed_at = time.monotonic()
+    page.wait_for_timeout(5000)
+    assert not [t for t in asked if t > closed_at + 0.5], "asked while closed"
+    panel.find(".launcher").click()
+    expect(panel.find(".panel")).to_be_visible()
+    page.wait_for_timeout(500)
+    assert [t for t in asked if t > closed_at + 5], "not asked on opening"

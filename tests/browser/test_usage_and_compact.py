@@ -17,7 +17,7 @@ def test_the_meter_shows_the_context_and_cost_devhostd_knows_and_compact_folds_t
     mock.add(text_reply("first answer"), text_reply("Summary of the conversation."))
     panel = Panel(page, daemon).open()
     compact = panel.find(".panel").get_by_role("button", name="Compact conversation")
-    meter = panel.find(".panel").get_by_role("status", name="Context and cost")
+    meter = panel.find(".panel").get_by_role("note", name="Context and cost")
     expect(compact).to_be_disabled()
     expect(compact).to_have_attribute("title", "Compact conversation: there is no conversation to compact yet")
     expect(meter).to_be_hidden()

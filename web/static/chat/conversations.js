@@ -26,7 +26,14 @@ export class ConversationControls {
                             onkeydown: (event) => { if (event.key === "Escape") { event.preventDefault(); this.clearSearch(); } } }),
       results: el("div", { class: "search-results", role: "list", "aria-label": "Conversations found", hidden: true }),
       renameForm: el("form", { class: "rename-form", hidden: true, onsubmit: (event) => { event.preventDefault(); this.saveRename(); } }),
-      confirm: el("div", { class: "confirm-delete", role: "alertdialog", "aria-label": "Delete this conversation?", hidden: true }),
+      confirm: el("div", { class: "confirm-delete", role: "alertdialog", "aria-label": "Delete this conversation?", hidden: true,
+                           // Escape answers the dialog ("keep it"), not the panel, which would close around it.
+                           onkeydown: (event) => {
+                             if (event.key !== "Escape") return;
+                             event.preventDefault();
+                             event.stopPropagation();
+                             this.closeForms(this.ui.remove);
+                           } }),
     };
     this.ui.row = el("div", { class: "row conversation-tools" }, this.ui.search, this.ui.rename, this.ui.remove, this.ui.export);
     this.ui.below = [this.ui.renameForm, this.ui.confirm, this.ui.results];
@@ -45,9 +52,12 @@ export class ConversationControls {
     this.shownFor = session?.id;
   }
 
-  closeForms() {
+  /** Closes the rename form and the delete dialog; ``returnTo``: the control that opened them,
+   *  which gets the focus back (a closed form must not leave it on nothing). */
+  closeForms(returnTo = null) {
     this.ui.renameForm.hidden = true;
     this.ui.confirm.hidden = true;
+    returnTo?.focus();
   }
 
   // ---- rename ------------------------------------------------------------------------------
@@ -58,10 +68,15 @@ export class ConversationControls {
     this.closeForms();
     const input = el("input", { type: "text", name: "title", maxlength: "120", value: session.title || "",
                                 "aria-label": "Conversation name", title: "The name the conversation list shows",
-                                onkeydown: (event) => { if (event.key === "Escape") { event.preventDefault(); this.closeForms(); } } });
+                                onkeydown: (event) => {
+                                  if (event.key !== "Escape") return;
+                                  event.preventDefault();
+                                  event.stopPropagation(); // the form's Escape, not the panel's
+                                  this.closeForms(this.ui.rename);
+                                } });
     this.ui.renameForm.replaceChildren(input,
       el("button", { type: "submit", class: "plain", title: "Save the new name" }, "Save"),
-      el("button", { type: "button", class: "plain", title: "Keep the name it has", onclick: () => this.closeForms() }, "Cancel"));
+      el("button", { type: "button", class: "plain", title: "Keep the name it has", onclick: () => this.closeForms(this.ui.rename) }, "Cancel"));
     this.ui.renameForm.hidden = false;
     input.focus();
     input.select();
@@ -73,7 +88,7 @@ export class ConversationControls {
     if (!session) return;
     try {
       const record = await api.renameSession(session.id, this.panel.store.state.target, title);
-      this.closeForms();
+      this.closeForms(this.ui.rename);
       this.panel._setSession(record); // the list and the picker show the new name
     } catch (error) {
       this.panel.hint(`The conversation was not renamed: ${error.message}`);
@@ -92,19 +107,23 @@ export class ConversationControls {
         + "and it cannot be brought back."),
       el("div", { class: "buttons" },
         el("button", { type: "button", class: "deny", title: "Delete it for good", onclick: () => this.confirmDelete(session) }, "Delete"),
-        el("button", { type: "button", class: "plain", title: "Keep the conversation", onclick: () => this.closeForms() }, "Keep it")));
+        el("button", { type: "button", class: "plain", title: "Keep the conversation", onclick: () => this.closeForms(this.ui.remove) }, "Keep it")));
     this.ui.confirm.hidden = false;
     this.ui.confirm.querySelector("button.plain").focus(); // the safe answer is the default one
   }
 
   async confirmDelete(session) {
+    // A second click while the first delete is on its way would be told "no session": one at a time.
+    const buttons = [...this.ui.confirm.querySelectorAll("button")];
+    for (const button of buttons) button.disabled = true;
     try {
       await api.deleteSession(session.id, this.panel.store.state.target);
     } catch (error) {
+      for (const button of buttons) button.disabled = false;
       this.panel.hint(`The conversation was not deleted: ${error.message}`);
       return;
     }
-    this.closeForms();
+    this.closeForms(this.ui.search); // its Delete button is disabled now: the search is the next control
     if (this.panel.session?.id === session.id) this.panel.detach();
     await this.panel._refreshSessions();
     this.panel._renderControls();
@@ -143,10 +162,10 @@ export class ConversationControls {
     try {
       found = await api.searchSessions(this.panel.store.state.target, query);
     } catch (error) {
-      found = null;
-      this.panel.hint(`The search failed: ${error.message}`);
+      if (asked === this.asked) this.panel.hint(`The search failed: ${error.message}`); // a newer one is on its way
+      return;
     }
-    if (asked !== this.asked || found === null) return;
+    if (asked !== this.asked) return;
     this.ui.results.hidden = false;
     const unread = found.truncated
       ? el("div", { class: "muted", role: "listitem" }, "Older conversations were not searched: a search reads the newest 20,000 messages and tool calls.")

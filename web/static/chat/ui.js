@@ -233,7 +233,7 @@ export class Panel {
       return;
     }
     this.config = config;
-    this.manifestNotice.start(config.manifestProblems);
+    this.manifestNotice.start(config.manifestProblems, () => this.store.state.open);
     this.service = (config.services || []).find((s) => s.host === location.hostname);
     if (!this.service) {
       this.showNote(`${location.hostname} is not a routed service of ${config.name}.`);
@@ -872,6 +872,7 @@ export class Panel {
     if (open) {
       this.view.scrollToBottom();
       this.ui.textarea.focus({ preventScroll: true });
+      if (this.manifestNotice.isOpen) this.manifestNotice.refresh(); // what changed while it was closed
     } else if (focusInPanel) {
       this.ui.launcher.focus(); // focus goes back where the person opened the panel from
     }

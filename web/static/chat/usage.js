@@ -13,7 +13,8 @@ export class UsageMeter {
   constructor(panel) {
     this.panel = panel;
     this.ui = {
-      meter: el("span", { class: "usage", role: "status", "aria-label": "Context and cost", hidden: true },
+      // No live region: a screen reader would read the cost after every turn; the meter is read when visited.
+      meter: el("span", { class: "usage", role: "note", "aria-label": "Context and cost", hidden: true },
         el("span", { class: "bar" }, el("span", { class: "fill" })), el("span", { class: "words" })),
       compact: el("button", { type: "button", class: "plain compact", "aria-label": "Compact conversation",
                               onclick: () => this.compact() }, "Compact"),
