@@ -53,10 +53,18 @@ def publish_hint() -> str:
             f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE} {THEME_GUIDE}")
 
 
+def page_hint() -> str:
+    """What the appended prompt says about the open pages (devhostd/page_command.py)."""
+    program = command_prefix().rsplit(" ", 1)[0]
+    return (f"To see what the open pages of this checkout report, run {program} page errors (console errors, "
+            f"uncaught errors, with source-mapped file:line), {program} page requests (failed requests) or "
+            f"{program} page element '<css selector>' (that element's source file and line, component, text).")
+
+
 def with_visuals(prompt: str, default: bool) -> str:
-    """The page's appended prompt, with the visuals hint when it is devhostd's own prompt (a
-    manifest's own prompt is left as its author wrote it)."""
-    return f"{prompt}\n\n{publish_hint()}" if default and prompt else prompt
+    """The page's appended prompt, with the visuals and pages hints when it is devhostd's own
+    prompt (a manifest's own prompt is left as its author wrote it)."""
+    return f"{prompt}\n\n{publish_hint()}\n{page_hint()}" if default and prompt else prompt
 
 
 def _invalid(message: str) -> ChatError:

@@ -85,6 +85,7 @@ class CoreExtension:
     def install(self, app):
         context = app.context
         auth = context.core_auth
+        self.service.pages = context.actors.get("pageMemory")  # started after the core (web/page_loop.py)
 
         def control_only(environ):
             """The caller of a request on the control origin that carries a good token."""
