@@ -94,7 +94,9 @@ def file_of(name: str, dev_root: str, checkout: str) -> str | None:
         found = inside(name, checkout)
         if found is not None:
             return found
-        # Not a file of this machine inside the checkout: a path from the dev server's root.
+        if os.path.lexists(name):
+            return None  # a real file of this machine, outside the checkout
+        # No such file on this machine: a path from the dev server's root (Vite's "/src/App.jsx").
         return inside(os.path.join(dev_root, name.lstrip("/")), checkout)
     return inside(os.path.join(dev_root, name), checkout)
 

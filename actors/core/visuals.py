@@ -40,9 +40,14 @@ def _program() -> str:
     return checkout if os.path.isfile(checkout) else os.path.join(os.path.dirname(sys.executable), "devhostd")
 
 
+def program_prefix() -> str:
+    """devhostd's own command line, to which an agent adds a subcommand."""
+    return f"{shlex.quote(sys.executable)} {shlex.quote(_program())}"
+
+
 def command_prefix() -> str:
     """The command line an agent publishes with (devhostd/visual_publish.py)."""
-    return f"{shlex.quote(sys.executable)} {shlex.quote(_program())} visual publish"
+    return f"{program_prefix()} visual publish"
 
 
 def publish_hint() -> str:
@@ -55,10 +60,9 @@ def publish_hint() -> str:
 
 def page_hint() -> str:
     """What the appended prompt says about the open pages (devhostd/page_command.py)."""
-    program = command_prefix().rsplit(" ", 1)[0]
-    return (f"To see what the open pages of this checkout report, run {program} page errors (console errors, "
-            f"uncaught errors, with source-mapped file:line), {program} page requests (failed requests) or "
-            f"{program} page element '<css selector>' (that element's source file and line, component, text).")
+    return ("To see what the person's open pages of this checkout report (console and uncaught errors with "
+            "source-mapped file:line, failed requests, or one element's source file, component and text), run: "
+            f"{program_prefix()} page errors (or page requests, or page element '<css selector>').")
 
 
 def with_visuals(prompt: str, default: bool) -> str:
