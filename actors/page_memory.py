@@ -11,6 +11,7 @@ each page of the checkout and answers one AsyncResult per page, which the page's
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 
@@ -36,8 +37,8 @@ class PageMemory(pykka.ThreadingActor):
     # ---- told by the page sockets ---------------------------------------------------------------
 
     @guarded
-    def open_page(self, page_id: str, url: str, directory: str, hostname: str, sink) -> None:
-        self._book.open(page_id, url, directory, hostname, sink, self._clock())
+    def open_page(self, page_id: str, url: str, directory: str, hostname: str, sink, mapping=None) -> None:
+        self._book.open(page_id, url, directory, hostname, sink, self._clock(), mapping)
         known = list(self._book.proxy.get(hostname, ()))
         if known and sink is not None:
             sink.push(self._encode({"type": "proxy-requests", "requests": known}))
@@ -75,11 +76,13 @@ class PageMemory(pykka.ThreadingActor):
 
     # ---- asked by the chat core -----------------------------------------------------------------
 
+    # Copies: the asker (another greenlet) adds to what it got, and the rings stay this actor's.
+
     def errors(self, directory: str) -> list[dict]:
-        return self._book.errors(directory, self._clock())
+        return copy.deepcopy(self._book.errors(directory, self._clock()))
 
     def requests(self, directory: str) -> list[dict]:
-        return self._book.requests(directory, self._clock())
+        return copy.deepcopy(self._book.requests(directory, self._clock()))
 
     def element_request(self, directory: str, selector: str) -> list[tuple[str, str, gevent.event.AsyncResult]]:
         """Asks each open page of the checkout for the element ``selector`` finds: (its URL, the

@@ -83,6 +83,7 @@ class Page:
     requests: deque = field(default_factory=lambda: deque(maxlen=MAX_REQUESTS))
     dropped: dict = field(default_factory=lambda: {"errors": 0, "requests": 0})
     closed_at: float | None = None
+    mapping: dict | None = None  # what its stacks are source-mapped with (the edge's business)
 
 
 def _append(ring: deque, entries, dropped: dict, key: str) -> None:
@@ -100,9 +101,10 @@ class PageBook:
         self.pages: dict[str, Page] = {}  # by page id, oldest first
         self.proxy: dict[str, deque] = {}  # hostname -> the proxy's failed answers, oldest first
 
-    def open(self, page_id: str, url: str, directory: str, hostname: str, sink, now: float) -> Page:
+    def open(self, page_id: str, url: str, directory: str, hostname: str, sink, now: float,
+             mapping: dict | None = None) -> Page:
         self.reap(now)
-        page = Page(page_id, url, directory, hostname, sink)
+        page = Page(page_id, url, directory, hostname, sink, mapping=mapping)
         reloaded = next((p for p in self.pages.values() if p.closed_at is not None and p.url == url
                          and p.directory == directory), None)
         if reloaded is not None:
@@ -156,7 +158,7 @@ class PageBook:
 
     def errors(self, directory: str, now: float) -> list[dict]:
         return [{"url": p.url, "open": p.closed_at is None, "errors": list(p.errors),
-                 "dropped": p.dropped["errors"]} for p in self.of(directory, now)]
+                 "dropped": p.dropped["errors"], "mapping": p.mapping} for p in self.of(directory, now)]
 
     def requests(self, directory: str, now: float) -> list[dict]:
         """Each page's failed requests with the proxy's failures of its hostname, in time order."""

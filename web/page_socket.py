@@ -27,14 +27,17 @@ def check(context, environ) -> dict:
         raise Refusal(403, "the page socket belongs to a routed page: connect from the page's own hostname")
     query = edge.query(environ)
     directory = edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))
-    return {"url": query["pageURL"][:4096], "directory": directory, "hostname": hostname}
+    service = context.manifests.current().service_for_host(hostname)
+    # What the page's stacks are mapped with when the agent reads them (web/core/pages.py).
+    mapping = {"upstream": service.upstream, "root": service.root, "host": environ.get("HTTP_HOST") or ""}
+    return {"url": query["pageURL"][:4096], "directory": directory, "hostname": hostname, "mapping": mapping}
 
 
 def serve_page_socket(ws, memory, page: dict) -> None:
     page_id = secrets.token_hex(8)
 
     def attach(sink):
-        tell(memory, "open_page", page_id, page["url"], page["directory"], page["hostname"], sink)
+        tell(memory, "open_page", page_id, page["url"], page["directory"], page["hostname"], sink, page["mapping"])
         return page_id
 
     def receive(message, sink, held):

@@ -114,7 +114,8 @@ def test_a_file_of_the_dev_build_is_relative_to_the_checkout(checkout):
 
 
 def test_the_last_source_mapping_comment_is_the_modules_map():
-    module = b"const a = 1;\n//# sourceMappingURL=old.map\nconst b = 2;\n//# sourceMappingURL=data:application/json;base64,e30=\n"
+    module = (b"const a = 1;\n//# sourceMappingURL=old.map\nconst b = 2;\n"
+              b"//# sourceMappingURL=data:application/json;base64,e30=\n")
     assert mapping_url(module) == "data:application/json;base64,e30="
     assert mapping_url(b"/*# sourceMappingURL=style.css.map */\n") == "style.css.map"
     assert mapping_url(b"const x = 1;\n") is None

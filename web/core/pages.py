@@ -5,11 +5,16 @@ answered; none open is an answer that says so (``pages: []`` and a ``note``), no
 """
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import gevent
 
 from actors.errors import ChatError
 from actors.tell import tell
 from web.core.payload import chat_of, get, text
+from web.page_locate import locate
+from web.proxy.upstream import Upstream
+from web.source_maps import MAX_POSITIONS
 
 ELEMENT_WAIT = 5.0  # seconds the pages have to describe an element
 NO_PAGE = ("no page of this checkout is open in a browser with the devhost panel: open the app's page (its routed "
@@ -35,7 +40,27 @@ def _answer(pages: list) -> dict:
 
 
 def page_errors(service, payload, client):
-    return _answer(get(_memory(service).errors(_directory(service, payload))))
+    """Each page's errors, their stack frames mapped to the checkout's files (web/page_locate.py)."""
+    directory = _directory(service, payload)
+    pages = get(_memory(service).errors(directory))
+    for page in pages:
+        _map_stacks(page.pop("mapping", None), page["errors"], page["url"], directory)
+    return _answer(pages)
+
+
+def _map_stacks(mapping: dict | None, errors: list, page_url: str, directory: str) -> None:
+    """Adds ``source: {file, line, column}`` to each frame the page's upstream has a map for."""
+    frames = [frame for error in errors for frame in error["stack"]
+              if "source" not in frame and isinstance(frame.get("line"), int) and isinstance(frame.get("column"), int)
+              and frame.get("line") >= 1 and frame.get("column") >= 1 and frame.get("url")]
+    if not mapping or not mapping.get("upstream") or not frames:
+        return
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(page_url))
+    found = locate([{"url": f["url"], "line": f["line"], "column": f["column"]} for f in frames[:MAX_POSITIONS]],
+                   Upstream.parse(mapping["upstream"]), origin, mapping["host"], mapping["root"], directory)
+    for frame, source in zip(frames, found):
+        if source is not None:
+            frame["source"] = source
 
 
 def page_requests(service, payload, client):
