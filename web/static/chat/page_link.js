@@ -49,6 +49,7 @@ export async function startPageLink() {
     } else queued.errors.push(entry);
     if (timer === null) timer = setTimeout(flush, BATCH_MS);
   };
+  ring?.installRing?.(); // idempotent: panel.js installs it first thing, this only makes sure
   ring?.onEntry?.((entry) => {
     if (ws && ws.readyState === WebSocket.OPEN) queue(entry);
   });
