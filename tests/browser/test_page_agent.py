@@ -1,6 +1,6 @@
-"""The agent looks at the page itself: in Chromium, a page with an error and a failed request is
+"""The agent looks at the page itself: in Chromium, a page with a console error and a failed request is
 open with the panel; the real Claude Code CLI runs `devhostd page errors` (and `page requests`)
-in a Bash tool call the person approves, and what the mock model gets back holds the page's
+(and `page element`) in a Bash tool call the person approves, and what the mock model gets back holds the page's
 error and the proxy's own 500, as the page's panel reported them over the page socket."""
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ THROWN = "Cart failed to check out"
 
 
 def test_the_agents_devhostd_page_errors_on_a_real_claude_code_turn(page, daemon, mock):
-    command = f"{program_prefix()} page errors; {program_prefix()} page requests"
+    command = "; ".join(f"{program_prefix()} page {words}" for words in ("errors", "requests", "element '#box'"))
     mock.add(tool_use_reply("Bash", {"command": command, "description": "Read the page's errors"}),
              text_reply("The cart throws on checkout."))
     panel = Panel(page, daemon).open()
-    page.evaluate(f"""() => {{ setTimeout(() => {{ throw new Error({THROWN!r}); }});
-                             fetch("/status/500").catch(() => {{}}); }}""")
+    # (An uncaught error would fail the page fixture, which holds every page to throwing none.)
+    page.evaluate(f"""() => {{ console.error(new Error({THROWN!r})); fetch("/status/500").catch(() => {{}}); }}""")
     panel.send("why does the checkout fail?")
     approval = panel.items("tool").first
     approval.get_by_role("button", name="Allow", exact=True).click()
@@ -28,7 +28,11 @@ def test_the_agents_devhostd_page_errors_on_a_real_claude_code_turn(page, daemon
     result = wait_until(lambda: next((message_text(r) for r in mock.requests if "page http://" in message_text(r)),
                                      None), timeout=30, what="the tool result at the mock")
     assert f"page http://app.localhost:{daemon.port}/" in result
-    assert f"uncaught error: Error: {THROWN}" in result or f"uncaught error: {THROWN}" in result, result
+    [error] = [line for line in result.splitlines() if THROWN in line]
+    assert error.startswith("- console.error: "), result
     assert "/status/500 -> 500 (answered by the devhost proxy)" in result, result
-    system = str(mock.requests[0].get("system"))
-    assert "page errors (or page requests, or page element" in system  # the appended prompt's one line
+    # The page itself described the element the selector finds (page_context.js).
+    assert "1 element(s) match; the first:" in result and "<div> selector #box" in result, result
+    assert '"width": 300' in result and '"height": 120' in result, result  # its box, as the page lays it out
+    # The appended prompt's one line told the agent the command.
+    assert "page errors (or page requests, or page element" in message_text(mock.requests[0])

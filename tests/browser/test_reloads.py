@@ -4,21 +4,14 @@ through the real Claude Code CLI) until the person applies or releases them; the
 reload mid-turn; Disable Reloads tracked until its turn ends, across a reload."""
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
-import urllib.request
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
 from tests.mock_anthropic import text_reply, tool_use_reply
-from tests.peers import PEERS_BIN
-from tests.tiers import needs
 from tests.upstream_app import write_routed_manifest
-
-VITE = PEERS_BIN.parent / "vite" / "bin" / "vite.js"
+from tests.vite_server import run_vite, vite_port  # noqa: F401 - a fixture
 INDEX = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Vite app</title><link rel="icon" href="data:,"></head>
 <body><h1 id="app">loading</h1><script type="module" src="/main.js"></script></body></html>
@@ -29,20 +22,6 @@ def main_js(version: int) -> str:
     # Accepts its own update: an edit swaps the text in place (no full reload), as HMR does.
     return (f'document.getElementById("app").textContent = "version {version}";\n'
             "if (import.meta.hot) import.meta.hot.accept();\n")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-@needs("vite")
-def vite_port():
-    if not VITE.exists():
-        pytest.fail(f"Vite is not installed at {VITE}: run bash tests/peers.sh")
-    return free_port()
 
 
 @pytest.fixture
@@ -60,28 +39,8 @@ def vite(stack, daemon, vite_port):
     project = stack / "project"
     (project / "vite.config.mjs").write_text(
         f"export default {{ server: {{ hmr: {{ clientPort: {daemon.port} }} }}, clearScreen: false }};\n")
-    log = open(stack / "vite.log", "wb")
-    proc = subprocess.Popen(["node", str(VITE), str(project), "--host", "127.0.0.1", "--port", str(vite_port),
-                             "--strictPort", "--logLevel", "warn"], cwd=project, stdout=log, stderr=log,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{vite_port}/", timeout=2).read()
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise AssertionError(f"Vite did not start: {(stack / 'vite.log').read_text()[-800:]}") from None
-            time.sleep(0.2)
-    yield project
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    log.close()
+    with run_vite(project, vite_port, stack / "vite.log"):
+        yield project
 
 
 def edit(project, version: int) -> None:

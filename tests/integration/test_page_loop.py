@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
+import threading
 import urllib.request
 
 import pytest
@@ -16,11 +16,8 @@ import websocket
 
 from tests.integration.daemon import DEVHOSTD, processes_with_env, wait_until
 from tests.mock_anthropic import text_reply
-from tests.peers import PEERS_BIN
-from tests.tiers import needs
 from tests.upstream_app import write_routed_manifest
-
-VITE = PEERS_BIN.parent / "vite" / "bin" / "vite.js"
+from tests.vite_server import run_vite, vite_port  # noqa: F401 - a fixture
 INDEX = '<!doctype html><html><body><script type="module" src="/src/main.ts"></script></body></html>\n'
 # Vite strips the comment and the type lines: line 3 of what it serves is line 5 here.
 MAIN_TS = """// the shop's entry
@@ -31,17 +28,6 @@ export function fail(): never {
 }
 document.body.append("ready");
 """
-
-
-@pytest.fixture
-@needs("vite")
-def vite_port():
-    if not VITE.exists():
-        pytest.fail(f"Vite is not installed at {VITE}: run bash tests/peers.sh")
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -56,24 +42,8 @@ def stack(tmp_path, vite_port):
 
 @pytest.fixture
 def vite(stack, vite_port):
-    project = stack / "project"
-    with open(stack / "vite.log", "wb") as log:
-        proc = subprocess.Popen(["node", str(VITE), str(project), "--host", "127.0.0.1", "--port", str(vite_port),
-                                 "--strictPort", "--logLevel", "warn"], cwd=project, stdout=log, stderr=log,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{vite_port}/src/main.ts", timeout=2).read()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    proc.kill()
-                    raise AssertionError(f"Vite did not start: {(stack / 'vite.log').read_text()[-800:]}") from None
-                time.sleep(0.2)
+    with run_vite(stack / "project", vite_port, stack / "vite.log", ready_path="/src/main.ts") as project:
         yield project
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def locate(daemon, positions, hostname="app.localhost", page_host="app.localhost", origin="same"):
@@ -212,13 +182,17 @@ def test_the_agents_devhostd_page_errors_reads_its_checkouts_open_page_mapped_an
     assert "closed just now" in gone.stdout
 
 
-def test_the_proxys_own_502_reaches_the_open_page_and_the_agents_requests(core, daemon, mock, stack, vite_port):
-    # No Vite running: the proxy answers 502 itself.
+def chat_and_open_page(core, daemon, mock, stack) -> tuple[str, websocket.WebSocket]:
+    """A chat of project/ whose CLI ran (its token), and a page of app.localhost open on its socket."""
     mock.add(text_reply("hello"))
     core.chats.create("mine", provider="claude", cwd=str(stack / "project"))
     core.chats.send("mine", "hi")
-    token = agent_token("mine")
-    ws = page_socket(daemon)
+    return agent_token("mine"), page_socket(daemon)
+
+
+def test_the_proxys_own_502_reaches_the_open_page_and_the_agents_requests(core, daemon, mock, stack, vite_port):
+    # No Vite running: the proxy answers 502 itself.
+    token, ws = chat_and_open_page(core, daemon, mock, stack)
     status, _ = daemon.request("GET", "/api/cart")
     assert status == 502
     told = json.loads(ws.recv())
@@ -232,12 +206,7 @@ def test_the_proxys_own_502_reaches_the_open_page_and_the_agents_requests(core, 
 
 
 def test_page_element_asks_the_open_page_and_prints_what_it_says(core, daemon, mock, stack, vite_port):
-    mock.add(text_reply("hello"))
-    core.chats.create("mine", provider="claude", cwd=str(stack / "project"))
-    core.chats.send("mine", "hi")
-    token = agent_token("mine")
-    ws = page_socket(daemon)
-    import threading
+    token, ws = chat_and_open_page(core, daemon, mock, stack)
     result = {}
     thread = threading.Thread(target=lambda: result.update(run=devhostd_page(daemon, "mine", token, "element",
                                                                              "button.checkout")))
