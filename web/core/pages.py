@@ -48,11 +48,14 @@ def page_errors(service, payload, client):
     return _answer(pages)
 
 
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10_000_000
+
+
 def _map_stacks(mapping: dict | None, errors: list, page_url: str, directory: str) -> None:
     """Adds ``source: {file, line, column}`` to each frame the page's upstream has a map for."""
-    frames = [frame for error in errors for frame in error["stack"]
-              if "source" not in frame and isinstance(frame.get("line"), int) and isinstance(frame.get("column"), int)
-              and frame.get("line") >= 1 and frame.get("column") >= 1 and frame.get("url")]
+    frames = [frame for error in errors for frame in error["stack"] if "source" not in frame and frame.get("url")
+              and _count(frame.get("line")) and _count(frame.get("column"))]
     if not mapping or not mapping.get("upstream") or not frames:
         return
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(page_url))
