@@ -4,7 +4,8 @@ answers. actors/page_memory.py is the actor that keeps one of these.
 
 The bounds are the page ring's (web/static/chat/page_errors.js): 100 errors and 100 failed
 requests per page, the oldest dropped and counted, messages cut at 2,000 characters, stacks at
-50 frames. Nothing here holds a body or a header: an entry that names one has it left out.
+20 frames (URLs at 500 characters), and at most 16 pages. Nothing here holds a body or a
+header: an entry that names one has it left out.
 A page whose socket closed is kept for RELOAD_GRACE seconds: a reload opens the same URL again,
 and the new page takes the old one's entries over (what happened before the reload is often
 why it was reloaded).
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 MAX_ERRORS = 100
 MAX_REQUESTS = 100
 MAX_MESSAGE = 2000
-MAX_FRAMES = 50
-MAX_PAGES = 64  # open pages kept at once; the longest-open go first
+MAX_FRAMES = 20  # V8 records 10 by default
+MAX_FRAME_URL = 500
+MAX_PAGES = 16  # pages kept at once (at most ~2 MB each); the longest-open go first
 MAX_HOSTNAMES = 32
 RELOAD_GRACE = 10.0
 ERROR_KINDS = ("console-error", "console-warn", "error", "rejection")
@@ -45,13 +47,13 @@ def clean_error(entry) -> dict | None:
             break
         if not isinstance(frame, dict):
             continue
-        kept = {"url": _cut(frame.get("url"), 2000) or "", "line": _number(frame.get("line")),
+        kept = {"url": _cut(frame.get("url"), MAX_FRAME_URL) or "", "line": _number(frame.get("line")),
                 "column": _number(frame.get("column"))}
         if isinstance(frame.get("fn"), str):
             kept["fn"] = _cut(frame["fn"], 200)
         source = frame.get("source")
         if isinstance(source, dict) and isinstance(source.get("file"), str):  # mapped by the page
-            kept["source"] = {"file": _cut(source["file"], 2000), "line": _number(source.get("line")),
+            kept["source"] = {"file": _cut(source["file"], MAX_FRAME_URL), "line": _number(source.get("line")),
                               "column": _number(source.get("column"))}
         stack.append(kept)
     cleaned = {"kind": entry["kind"], "message": _cut(entry.get("message"), MAX_MESSAGE) or "", "stack": stack,

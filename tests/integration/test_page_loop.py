@@ -224,3 +224,24 @@ def test_page_element_asks_the_open_page_and_prints_what_it_says(core, daemon, m
     assert "2 element(s) match" in run.stdout and "created at src/Cart.jsx:42" in run.stdout
     assert "in component Cart (src/Cart.jsx:3)" in run.stdout and "in component App" in run.stdout
     ws.close()
+
+
+def test_the_page_socket_is_refused_before_the_upgrade_to_another_origin_or_another_hostnames_page(daemon, stack):
+    def refused(**options) -> int:
+        try:
+            page_socket(daemon, **options).close()
+        except websocket.WebSocketBadStatusException as refusal:
+            return refusal.status_code
+        return 101
+
+    assert refused() == 101
+    assert refused(origin=f"http://other.localhost:{daemon.port}") == 403
+    assert refused(hostname="other.localhost", page_url=daemon.page("app.localhost")) == 400
+    control = daemon.control_origin
+    try:
+        websocket.create_connection(f"ws://127.0.0.1:{daemon.port}/__devhost__/ws/page?{daemon.query()}",
+                                    host=control[len("http://"):], origin=control, timeout=30)
+        status = 101
+    except websocket.WebSocketBadStatusException as refusal:
+        status = refusal.status_code
+    assert status == 403

@@ -2,8 +2,8 @@
 after its socket closed, a reload taking it over; the proxy's failures per hostname."""
 from __future__ import annotations
 
-from actors.page_ring import MAX_ERRORS, MAX_MESSAGE, MAX_REQUESTS, RELOAD_GRACE, PageBook, clean_error, \
-    clean_request
+from actors.page_ring import (MAX_ERRORS, MAX_FRAMES, MAX_MESSAGE, MAX_PAGES, MAX_REQUESTS, RELOAD_GRACE, PageBook,
+                              clean_error, clean_request)
 
 PAGE = "http://app.localhost:7777/cart"
 
@@ -36,7 +36,7 @@ def test_a_pages_errors_keep_the_newest_hundred_and_count_the_dropped():
 
 def test_an_entry_is_cut_to_its_bounds_and_keeps_no_body_or_header():
     long = clean_error({**error(1), "message": "x" * 5000, "stack": [error(1)["stack"][0]] * 80})
-    assert len(long["message"]) == MAX_MESSAGE + 1 and len(long["stack"]) == 50
+    assert len(long["message"]) == MAX_MESSAGE + 1 and len(long["stack"]) == MAX_FRAMES
     kept = clean_request({**failed(1), "body": "secret=1", "headers": {"Authorization": "Bearer t"}})
     assert set(kept) == {"kind", "method", "url", "status", "error", "time", "source"}
     assert clean_error({"kind": "alert", "message": "x"}) is None and clean_request({"url": 3}) is None
@@ -78,3 +78,11 @@ def test_the_proxys_failures_go_to_the_pages_of_their_hostname_and_into_its_answ
     book.add("p1", [], [failed(3), failed(7, source="proxy")])  # the proxy's, echoed by the page's ring: not kept twice
     [page] = book.requests("/co/shop", now=1)
     assert [(r["url"], r["source"]) for r in page["requests"]] == [("/api/3", "page"), ("/api/orders", "proxy")]
+
+
+def test_at_most_sixteen_pages_are_kept_the_longest_open_going_first():
+    book = PageBook()
+    for n in range(MAX_PAGES + 2):
+        book.open(f"p{n}", f"{PAGE}?{n}", "/co/shop", "app.localhost", sink=[], now=n)
+    urls = [page["url"] for page in book.errors("/co/shop", now=100)]
+    assert len(urls) == MAX_PAGES and urls[0] == f"{PAGE}?2"
