@@ -6,9 +6,12 @@ scoping), with the exact Origin every state-changing request needs (web/app.py).
 ``{positions: [{url, line, column} | {file, line, column?}, ...]}`` (at most 200); answer
 ``{positions: [{file, line, column?} | null, ...]}`` in the same order, ``file`` relative to the
 checkout. A ``url`` is read only when it is on the page's own origin, and then only from that
-hostname's upstream (web/module_fetch.py); any other is null, never fetched.
+hostname's upstream (web/module_fetch.py); any other is null, never fetched. Modules are read
+for at most LOCATE_BUDGET seconds a request; those left are null.
 """
 from __future__ import annotations
+
+import time
 
 import bottle
 
@@ -17,6 +20,8 @@ from web.edge import Refusal, json_answer, refusals_as_json
 from web.module_fetch import module_map, same_origin
 from web.proxy.upstream import Upstream
 from web.source_maps import Invalid, file_of, parse_positions, source_file
+
+LOCATE_BUDGET = 10.0  # seconds of reading modules for one request (each read is bounded too)
 
 
 def install(app: bottle.Bottle, context) -> None:
@@ -46,6 +51,7 @@ def locate(positions: list[dict], upstream: Upstream | None, page_origin: str, h
     folder the dev server serves (the service's root), which root-relative paths start from."""
     maps: dict[str, object] = {}
     answer = []
+    deadline = time.monotonic() + LOCATE_BUDGET
     for position in positions:
         if "file" in position:
             file = file_of(position["file"], dev_root, checkout)
@@ -57,7 +63,8 @@ def locate(positions: list[dict], upstream: Upstream | None, page_origin: str, h
             answer.append(None)  # not served by this page's upstream: nothing is fetched
             continue
         if url not in maps:
-            maps[url] = module_map(upstream, url, host_header)
+            # Past the budget, the modules not read yet locate nothing: the answer never waits long.
+            maps[url] = module_map(upstream, url, host_header) if time.monotonic() < deadline else None
         parsed = maps[url]
         found = parsed.lookup(position["line"], position["column"]) if parsed is not None else None
         file = source_file(found[0], url, dev_root, checkout) if found else None
