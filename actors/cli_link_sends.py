@@ -89,6 +89,7 @@ class Sends:
         for message_id in list(self._in_flight):
             self._ack(message_id, None, reason, dispatch_next=False)
         self._outbox.clear()
+        self._given.clear()  # that CLI is gone: nothing it had can be taken up any more
 
     def forget_origin(self, origin) -> None:
         self._outbox.pop(origin, None)

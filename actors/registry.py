@@ -121,7 +121,9 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("bad-request", f"runtimeMode must be one of: {', '.join(RUNTIME_MODES)}")
         provider = HARNESS_PROVIDERS[harness_id]
         account = self._account_for(provider, choice or {})
-        if choice and "account" in choice:
+        if choice and "account" in choice and not resume_id:
+            # A resume names the account its conversation was saved under: that is no pick of
+            # the account new conversations get (and the resume may yet fail).
             self.account_picked(provider, account)
         if not resume_id:
             return self._new_session(harness, root, command, model, None, None, runtime_mode=runtime_mode,

@@ -201,6 +201,9 @@ class Chats:
     def compact(self, chat_id: str):
         return self._c.request("chat.compact", {"chatId": chat_id})
 
+    def rename(self, chat_id: str, title: str):
+        return self._c.request("chat.rename", {"chatId": chat_id, "title": title})
+
     def kill(self, chat_id: str):
         return self._c.request("chat.kill", {"chatId": chat_id})
 

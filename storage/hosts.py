@@ -17,6 +17,9 @@ import socket
 
 # Where devhostd listens (``--host`` is 127.0.0.1 or ::1), and so where a page's name must lead.
 LISTENING = frozenset({"127.0.0.1", "::1"})
+# The resolver's answers that say the name has no address (not that it could not ask).
+_NO_SUCH_NAME = frozenset(code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None),
+                                            getattr(socket, "EAI_ADDRFAMILY", None)) if code is not None)
 
 
 def routability_problem(host: str, service: str = "app") -> str | None:
@@ -38,7 +41,13 @@ def routability_problem(host: str, service: str = "app") -> str | None:
         # The system resolver, as the browser asks it (/etc/hosts first). Under gevent this runs on
         # its resolver's threads, so a slow DNS server does not stop the daemon's hub.
         addresses = {info[4][0].split("%")[0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
-    except (socket.gaierror, UnicodeError):
+    except socket.gaierror as exc:
+        if exc.errno not in _NO_SUCH_NAME:
+            # The resolver could not answer now (no network, a VPN coming up: EAI_AGAIN): that is
+            # no proof the name is wrong, and a name that worked yesterday must not stop the start.
+            return None
+        return f"{host} resolves to no address on this machine; {why}"
+    except UnicodeError:
         return f"{host} resolves to no address on this machine; {why}"
     elsewhere = sorted(addresses - LISTENING)
     if elsewhere:

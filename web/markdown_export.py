@@ -48,8 +48,9 @@ def _quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
 
 
-def conversation_markdown(record: dict, items: list[dict]) -> str:
-    """``record``: the session's (title, harness, folder, start); ``items``: oldest first."""
+def conversation_markdown(record: dict, items: list[dict], older_left_out: bool = False) -> str:
+    """``record``: the session's (title, harness, folder, start); ``items``: oldest first;
+    ``older_left_out``: the conversation began before them (the export says so, first)."""
     harness = HARNESS_LABEL.get(record.get("harness"), record.get("harness") or "the agent")
     lines = [f"# {record.get('title') or 'Untitled conversation'}", ""]
     about = [harness, f"in `{record.get('projectRootPath')}`"]
@@ -57,6 +58,9 @@ def conversation_markdown(record: dict, items: list[dict]) -> str:
         started = datetime.fromtimestamp(record["createdAt"] / 1000, tz=timezone.utc)
         about.append(f"started {started.strftime('%Y-%m-%d %H:%M UTC')}")
     lines += [" · ".join(about), ""]
+    if older_left_out:
+        lines += [f"> *The start of this conversation is left out: an export holds its newest {len(items):,} "
+                  "items.*", ""]
     speaker = None  # tool calls in a row are one list under the agent's heading
     for item in items:
         kind = item.get("kind")

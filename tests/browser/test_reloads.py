@@ -4,14 +4,14 @@ through the real Claude Code CLI) until the person applies or releases them; the
 reload mid-turn; Disable Reloads tracked until its turn ends, across a reload."""
 from __future__ import annotations
 
-
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.panel import Panel
 from tests.mock_anthropic import text_reply, tool_use_reply
 from tests.upstream_app import write_routed_manifest
-from tests.vite_server import run_vite, vite_port  # noqa: F401 - a fixture
+from tests.vite_apps import vite, vite_port, write_config  # noqa: F401 - fixtures
+
 INDEX = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Vite app</title><link rel="icon" href="data:,"></head>
 <body><h1 id="app">loading</h1><script type="module" src="/main.js"></script></body></html>
@@ -28,19 +28,10 @@ def main_js(version: int) -> str:
 def stack(tmp_path, vite_port):
     """app.localhost proxies to the Vite dev server of project/."""
     write_routed_manifest(tmp_path, f"http://127.0.0.1:{vite_port}")
+    write_config(tmp_path / "project", "plain")
     (tmp_path / "project" / "index.html").write_text(INDEX)
     (tmp_path / "project" / "main.js").write_text(main_js(1))
     return tmp_path
-
-
-@pytest.fixture
-def vite(stack, daemon, vite_port):
-    """Vite on project/, its HMR client told to connect through devhostd's port."""
-    project = stack / "project"
-    (project / "vite.config.mjs").write_text(
-        f"export default {{ server: {{ hmr: {{ clientPort: {daemon.port} }} }}, clearScreen: false }};\n")
-    with run_vite(project, vite_port, stack / "vite.log"):
-        yield project
 
 
 def edit(project, version: int) -> None:

@@ -25,11 +25,16 @@ See [the docs](https://example.com/docs).
 
 <img src=x onerror="window.__xss = 'img'"> <script>window.__xss = 'script'</script>
 [a trap](javascript:window.__xss='link') <a href="#" onclick="window.__xss='click'">click me</a>
+
+<table background="http://leak.localhost/table.png"><tr><td background="http://leak.localhost/td.png">cell</td></tr>
+</table> <a href="https://example.com/" ping="http://leak.localhost/ping">pinged</a>
 """
 
 
 def test_a_reply_is_rendered_as_markdown_with_highlighted_code_and_nothing_in_it_runs(page, daemon, mock, shots):
     mock.add(text_reply(REPLY[:40], REPLY[40:]))  # streamed in two pieces, as a reply arrives
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url))
     panel = Panel(page, daemon).open()
     panel.send("what is the plan?")
     reply = panel.items("assistant").last
@@ -42,7 +47,7 @@ def test_a_reply_is_rendered_as_markdown_with_highlighted_code_and_nothing_in_it
     expect(code).to_have_attribute("data-highlighted", "yes")
     expect(code.locator(".hljs-keyword").first).to_have_text("def")  # highlighted, not plain text
     expect(reply.locator("pre.code > button.copy")).to_have_text("Copy")
-    expect(reply.locator("td")).to_have_text(["app.py", "12"])
+    expect(reply.locator("table").first.locator("td")).to_have_text(["app.py", "12"])
     docs = reply.get_by_role("link", name="the docs")
     expect(docs).to_have_attribute("target", "_blank")
     expect(docs).to_have_attribute("rel", "noopener noreferrer")
@@ -54,6 +59,11 @@ def test_a_reply_is_rendered_as_markdown_with_highlighted_code_and_nothing_in_it
     trap.click()
     panel.expect_status("idle")
     assert page.evaluate("() => window.__xss") is None
+    # Nothing the reply names is fetched: no table background, no link ping.
+    expect(reply.get_by_text("cell")).to_be_visible()
+    assert reply.get_by_role("link", name="pinged").get_attribute("ping") is None
+    assert reply.locator("[background]").count() == 0
+    assert not [url for url in fetched if "leak.localhost" in url]
     shots(page, "11-markdown")
 
 

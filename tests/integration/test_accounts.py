@@ -173,14 +173,23 @@ def test_a_page_session_runs_under_the_account_the_panel_picked_and_moves_while_
     assert daemon.create_session()["account"] == "personal"
     status, answer = daemon.request("GET", f"/__devhost__/chat/harnesses?{daemon.query()}", origin=None)
     assert next(h for h in answer["harnesses"] if h["id"] == "claude-code")["account"] == "personal"
+    # A resume names the account its conversation was saved under: no pick, even when it fails.
+    status, _ = daemon.request("POST", "/__devhost__/chat/sessions", {
+        "harness": "claude-code", "pageURL": daemon.page(), "target": "project", "account": "work",
+        "resumeId": "00000000-0000-4000-8000-000000000000"})
+    assert status == 404
+    status, answer = daemon.request("GET", f"/__devhost__/chat/harnesses?{daemon.query()}", origin=None)
+    assert next(h for h in answer["harnesses"] if h["id"] == "claude-code")["account"] == "personal"
 
 
 def test_a_page_asking_for_an_account_the_manifest_does_not_name_is_told_which_there_are(daemon, homes):
     body = {"harness": "claude-code", "pageURL": daemon.page(), "target": "project"}
     status, answer = daemon.request("POST", "/__devhost__/chat/sessions", {**body, "account": "wrok"})
     assert status == 400 and "personal, work" in answer["error"], answer
-    status, answer = daemon.request("POST", "/__devhost__/chat/sessions", {**body, "account": ["/etc"]})
-    assert status == 400 and "account must be the name of one of the manifest's accounts" in answer["error"]
+    for wrong in (["/etc"], "x" * 65):
+        status, answer = daemon.request("POST", "/__devhost__/chat/sessions", {**body, "account": wrong})
+        assert status == 400 and "`account` is the name of one of the manifest's" in answer["error"], answer
+        assert len(answer["error"]) < 200  # a long name is not echoed back
     record = daemon.create_session(account="work")
     thread = daemon.connect_thread(record["id"])
     thread.send({"type": "configure", "account": 7})

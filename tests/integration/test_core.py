@@ -205,6 +205,24 @@ def test_cancel_clear_and_kill(core, daemon, mock, stack):
     assert gone.value.code == "chat-not-found"
 
 
+def test_a_chat_is_renamed_its_clients_told_and_a_bad_title_is_refused(core, daemon, stack):
+    core.chats.create("r1", provider="claude", cwd=str(stack / "project"))
+    core.chats.attach("r1")
+    assert core.chats.rename("r1", "  Fix   the cart  ") == {"title": "Fix the cart"}
+    told = _event(core, lambda ev: ev.get("type") == "info" and ev["info"].get("suggestedTitle") == "Fix the cart",
+                  "the info naming it")
+    assert told["info"]["suggestedTitle"] == "Fix the cart"
+    listed = [c for c in core.chats.list() if c["chatId"] == "r1"]
+    assert listed[0]["suggestedTitle"] == "Fix the cart"
+    for title, words in [("", "the new name"), ("x" * 121, "at most 120"), ("a\x07b", "control characters")]:
+        with pytest.raises(CoreRequestError) as refused:
+            core.chats.rename("r1", title)
+        assert refused.value.code == "bad-request" and words in refused.value.message
+    with pytest.raises(CoreRequestError) as gone:
+        core.chats.rename("nope", "A name")
+    assert gone.value.code == "chat-not-found"
+
+
 def test_bad_requests_get_codes_not_crashes(core, daemon):
     for kind, payload, code in [("chat.nope", {}, "unknown-request"), ("chat.send", {"chatId": "x", "text": "hi"},
                                 "chat-not-found"), ("chat.create", {}, "bad-request"),

@@ -17,7 +17,7 @@ import websocket
 from tests.integration.daemon import DEVHOSTD, processes_with_env, wait_until
 from tests.mock_anthropic import text_reply
 from tests.upstream_app import write_routed_manifest
-from tests.vite_server import run_vite, vite_port  # noqa: F401 - a fixture
+from tests.vite_apps import run_vite, vite_port  # noqa: F401 - a fixture
 INDEX = '<!doctype html><html><body><script type="module" src="/src/main.ts"></script></body></html>\n'
 # Vite strips the comment and the type lines: line 3 of what it serves is line 5 here.
 MAIN_TS = """// the shop's entry
@@ -41,8 +41,8 @@ def stack(tmp_path, vite_port):
 
 
 @pytest.fixture
-def vite(stack, vite_port):
-    with run_vite(stack / "project", vite_port, stack / "vite.log", ready_path="/src/main.ts") as project:
+def vite(stack, daemon, vite_port):
+    with run_vite(stack / "project", vite_port, hmr_port=daemon.port, log_path=stack / "vite.log") as project:
         yield project
 
 

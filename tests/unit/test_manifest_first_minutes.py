@@ -74,6 +74,14 @@ def test_a_bare_name_no_resolver_knows_is_refused_with_its_localhost_form(stack)
     assert 'write "pantry-devhostd-test.localhost" instead: browsers resolve every *.localhost name' in message
 
 
+def test_a_resolver_that_cannot_answer_now_does_not_stop_the_start(stack, monkeypatch):
+    """No network, or a VPN coming up (EAI_AGAIN): no proof the name is wrong, so the manifest loads."""
+    def cannot_answer(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+    monkeypatch.setattr(socket, "getaddrinfo", cannot_answer)
+    load_manifest(stack(APP.replace("app.localhost", "pantry.internal")))
+
+
 @pytest.mark.parametrize("address", ["10.1.2.3", "127.0.0.2"])
 def test_an_address_is_refused_with_a_localhost_name_for_the_service(stack, address):
     """devhostd listens on 127.0.0.1 only (its control origin): no other address reaches it."""

@@ -51,3 +51,12 @@ def test_the_download_is_named_after_the_title_with_only_safe_characters():
     assert file_name({"title": "../../etc/passwd"}) == "etc-passwd.md"
     assert file_name({"title": None}) == "conversation.md"
     assert file_name({"title": "日本語"}) == "conversation.md"
+
+
+def test_an_export_of_only_the_newest_items_says_first_that_the_start_is_left_out():
+    items = [{"kind": "user", "text": "msg 200"}, {"kind": "assistant", "text": "reply"}]
+    text = conversation_markdown(RECORD, items, older_left_out=True)
+    assert text.startswith("# Fix the header\n\nCodex · in `/src/app` · started 2023-11-14 22:13 UTC\n\n"
+                           "> *The start of this conversation is left out: an export holds its newest 2 items.*\n\n"
+                           "## You\n\nmsg 200\n\n")
+    assert "left out" not in conversation_markdown(RECORD, items)

@@ -7,6 +7,7 @@ import gevent
 
 from actors.core import attachments as attachment_rules
 from actors.core import references as reference_rules
+from actors.core.titles import checked_title
 from actors.errors import ChatError
 from web import command_rules as rules
 from web.core.later import Later
@@ -139,6 +140,14 @@ def compact(service, payload, client):
     return get(chat_of(service, payload).compact())
 
 
+def rename(service, payload, client):
+    title, problem = checked_title(payload.get("title"))
+    if problem:
+        raise ChatError("bad-request", problem)
+    get(chat_of(service, payload).rename(title))  # attached clients get the info that names it
+    return {"title": title}
+
+
 def kill(service, payload, client):
     chat_name = chat_id(payload)
     chat = chat_of(service, payload)
@@ -190,5 +199,5 @@ def _restart_words(payload) -> dict:
 REQUESTS = {"chat.create": create, "chat.list": list_chats, "chat.configure": configure, "chat.attach": attach,
             "chat.detach": detach, "chat.history": history, "chat.send": send, "chat.unqueue": unqueue,
             "chat.sendNow": send_now, "chat.cancel": cancel, "chat.clear": clear, "chat.compact": compact,
-            "chat.kill": kill, "chat.fork": fork, "chat.forkInfo": fork, "chat.summarize": fork,
+            "chat.rename": rename, "chat.kill": kill, "chat.fork": fork, "chat.forkInfo": fork, "chat.summarize": fork,
             "chat.continueOn": continue_on, "provider.list": providers}

@@ -4,46 +4,43 @@ and search over the titles and text of the page's conversations. (The Origin rul
 every POST, PUT and DELETE here: web/app.py checks it before any route runs.)"""
 from __future__ import annotations
 
-import re
-
 import bottle
+
+from actors.core.titles import ASK, checked_title
 
 from web import edge
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
 from web.markdown_export import conversation_markdown, file_name
+from web.single_flight import SingleFlight
 
-TITLE_CHARS = 120
 QUERY_CHARS = 200
 MOST_ITEMS = 5000  # a conversation's items read for an export or a search, newest kept
+SEARCH_BUDGET = 20000  # items one search reads in all, newest conversations first: then it says truncated
+SEARCH_FRESH_SECONDS = 2.0  # the same search asked again at once (a burst from the page) is worked out once
 HISTORY_PAGE = 100
 EXCERPT_CHARS = 60
 SEARCHED_KINDS = ("user", "assistant")
-# Control characters and line breaks: a title is one line of a list.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_title(value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
-    title = " ".join(value.split())
-    if len(title) > TITLE_CHARS:
-        raise Refusal(400, f"the title is {len(title)} characters; make it at most {TITLE_CHARS}")
-    if _UNPRINTABLE.search(title):
-        raise Refusal(400, "the title may not hold control characters")
+    title, problem = checked_title(value)
+    if problem:
+        raise Refusal(400, problem)
     return title
 
 
-def items_of(chat) -> list[dict]:
-    """The conversation's items, oldest first (its newest MOST_ITEMS), read page by page."""
+def items_of(chat, most: int = MOST_ITEMS) -> tuple[list[dict], bool]:
+    """(the conversation's items, oldest first: about its newest ``most``, read page by page;
+    whether older ones were left unread)."""
     pages, cursor, count = [], None, 0
-    while count < MOST_ITEMS:
+    while count < most:
         page = edge.ask(chat.history(cursor, HISTORY_PAGE))
         pages.append(page["items"])
         count += len(page["items"])
         cursor = page["history"]["cursor"]
         if cursor is None:
             break
-    return [item for page in reversed(pages) for item in page]
+    return [item for page in reversed(pages) for item in page], cursor is not None
 
 
 def excerpt(text: str, at: int, length: int) -> str:
@@ -63,20 +60,40 @@ def text_match(items: list[dict], query: str) -> dict | None:
     return None
 
 
+def search_conversations(records: list[dict], read_items, query: str, budget: int = SEARCH_BUDGET) -> dict:
+    """``{sessions, truncated}``: of ``records`` (newest first), those whose title or text has
+    ``query`` (lower case). ``read_items(record, most)`` gives a conversation's newest items, or
+    None when it is gone; at most ``budget`` items are read in all, so a page cannot make one
+    search read every conversation ever kept (``truncated`` says some were not read)."""
+    found, left, truncated = [], budget, False
+    for record in records:
+        # A title that matches is enough: the text is read only for the others.
+        if query in (record.get("title") or "").lower():
+            found.append({"id": record["id"], "title": record.get("title"), "in": "title"})
+            continue
+        if left <= 0:
+            truncated = True
+            continue
+        items = read_items(record, min(MOST_ITEMS, left))
+        if items is None:
+            continue  # deleted meanwhile
+        left -= len(items)
+        hit = text_match(items, query)
+        if hit:
+            found.append({"id": record["id"], "title": record.get("title"), **hit})
+    return {"sessions": found, "truncated": truncated}
+
+
 def install(app, context) -> None:
     request = bottle.request
+    searches = SingleFlight(SEARCH_FRESH_SECONDS)
 
     def directory_from_query():
         return edge.page_directory(context, request.environ, request.query.get("pageURL"),
                                    request.query.get("chatTarget"))
 
     def page_session(session_id: str):
-        """(chat, record) of a session of the page's directory, or a 404."""
-        directory = directory_from_query()
-        chat, record = edge.ask(context.registry.session(session_id))
-        if chat is None or record["projectRootPath"] != directory:
-            raise Refusal(404, f"no session {session_id} in this directory")
-        return chat, record
+        return edge.page_session(context, session_id, directory_from_query())
 
     @app.put("/__devhost__/chat/sessions/<session_id>/title")
     @refusals_as_json
@@ -84,7 +101,7 @@ def install(app, context) -> None:
         chat, _ = page_session(session_id)
         body = json_body(request)
         if set(body) != {"title"}:
-            raise Refusal(400, f'send {{"title": "<name>"}}: the new name, 1..{TITLE_CHARS} characters')
+            raise Refusal(400, ASK)
         return json_answer(edge.ask(chat.rename(check_title(body["title"]))))
 
     @app.delete("/__devhost__/chat/sessions/<session_id>")
@@ -110,7 +127,8 @@ def install(app, context) -> None:
     @refusals_as_json
     def export(session_id):
         chat, record = page_session(session_id)
-        text = conversation_markdown(record, items_of(chat))
+        items, older_left_out = items_of(chat)
+        text = conversation_markdown(record, items, older_left_out=older_left_out)
         return bottle.HTTPResponse(text.encode(), headers={
             "Content-Type": "text/markdown; charset=utf-8", "Cache-Control": "no-store",
             "Content-Disposition": f'attachment; filename="{file_name(record)}"'})
@@ -124,13 +142,14 @@ def install(app, context) -> None:
         if not query.strip() or len(query) > QUERY_CHARS:
             raise Refusal(400, f"q is what to look for: 1..{QUERY_CHARS} characters")
         query = query.strip().lower()
-        found = []
-        for record in edge.ask(context.registry.sessions(directory)):
+
+        def read_items(record, most):
             chat, _ = edge.ask(context.registry.session(record["id"]))
-            if chat is None:
-                continue  # deleted meanwhile
-            # A title that matches is enough: the text is read only for the others.
-            hit = {"in": "title"} if query in (record.get("title") or "").lower() else text_match(items_of(chat), query)
-            if hit:
-                found.append({"id": record["id"], "title": record.get("title"), **hit})
-        return json_answer({"sessions": found})
+            return None if chat is None else items_of(chat, most)[0]
+
+        def search_now():
+            return search_conversations(edge.ask(context.registry.sessions(directory)), read_items, query)
+        try:
+            return json_answer(searches.get((directory, query), search_now, timeout=60))
+        except TimeoutError:
+            raise Refusal(503, "the same search is still running; try again in a moment") from None

@@ -12,6 +12,7 @@ from actors.harness.modes import SESSION_DEFAULT
 from actors.harness_catalog import command_for, unavailable
 from storage.manifest import HARNESS_IDS
 from actors.harness.saved import saved_conversations
+from web import command_rules as rules
 from web import edge
 from web.commands import check_model
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
@@ -51,12 +52,11 @@ def install(app, context) -> None:
         if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
                                       or not set(resume_id) <= _UUID_CHARS):
             raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
-        choice = {}
-        if "account" in body:  # the page's pick (null: the CLI's default account); else the last picked
-            if body["account"] is not None and not isinstance(body["account"], str):
-                raise Refusal(400, "account must be the name of one of the manifest's accounts, or null for the "
-                                   "CLI's default")
-            choice["account"] = body["account"]
+        try:  # the page's pick (null: the CLI's default account); else the last picked
+            account = rules.account(body)
+        except rules.Invalid as exc:
+            raise Refusal(400, str(exc)) from None
+        choice = {} if account is ... else {"account": account}
         command = command_for(harness, context.manifests.current().commands)
         missing = unavailable(harness, command)
         if missing:

@@ -63,8 +63,8 @@ export const api = {
   /** Where the conversation's Markdown is downloaded from. */
   exportPath: (id, target) => `/__devhost__/chat/sessions/${encodeURIComponent(id)}/export?${query(target)}`,
   /** This checkout's conversations whose title or text has `text`: [{id, title, in, excerpt?}]. */
-  searchSessions: (target, text) => call("GET", `/__devhost__/chat/search?q=${encodeURIComponent(text)}&${query(target)}`)
-    .then((v) => v.sessions),
+  /** {sessions: [{id, title, in, excerpt?}], truncated}: truncated when older conversations went unread. */
+  searchSessions: (target, text) => call("GET", `/__devhost__/chat/search?q=${encodeURIComponent(text)}&${query(target)}`),
   /** The mode a new conversation of this checkout starts in (the one last picked for it). */
   mode: (target) => call("GET", `/__devhost__/chat/mode?${query(target)}`).then((v) => v.runtimeMode),
   saveMode: (target, runtimeMode) => call("PUT", `/__devhost__/chat/mode?${query(target)}`, { runtimeMode }),

@@ -1,7 +1,7 @@
 // The conversation controls under the session picker: Rename, Delete (asked first; devhostd
 // removes it everywhere, as the core's chat.kill does), Export (a Markdown download devhostd
-// writes from the whole conversation, not only the tail the panel has), and a search over the
-// titles and text of this checkout's conversations, whose results open the conversation.
+// writes from its record of the conversation, not only the tail the panel has: its newest 5,000
+// items, saying so when it is longer), and a search over the titles and text of this checkout's conversations, whose results open the conversation.
 
 import { api, devhostURL } from "./api.js";
 import { el } from "./dom.js";
@@ -148,14 +148,18 @@ export class ConversationControls {
     }
     if (asked !== this.asked || found === null) return;
     this.ui.results.hidden = false;
-    if (!found.length) {
-      this.ui.results.replaceChildren(el("div", { class: "muted", role: "listitem" }, `No conversation has “${query}”.`));
+    const unread = found.truncated
+      ? el("div", { class: "muted", role: "listitem" }, "Older conversations were not searched: a search reads the newest 20,000 messages and tool calls.")
+      : null;
+    if (!found.sessions.length) {
+      this.ui.results.replaceChildren(el("div", { class: "muted", role: "listitem" }, `No conversation has “${query}”.`),
+                                      ...(unread ? [unread] : []));
       return;
     }
-    this.ui.results.replaceChildren(...found.map((hit) => el("div", { role: "listitem" },
+    this.ui.results.replaceChildren(...found.sessions.map((hit) => el("div", { role: "listitem" },
       el("button", { type: "button", class: "search-hit", title: `Open “${hit.title || "Untitled conversation"}”`,
                      onclick: () => { this.clearSearch(); this.panel.pickSession(hit.id); } },
         el("strong", {}, hit.title || "Untitled conversation"),
-        hit.excerpt ? el("span", { class: "excerpt" }, hit.excerpt) : null))));
+        hit.excerpt ? el("span", { class: "excerpt" }, hit.excerpt) : null))), ...(unread ? [unread] : []));
   }
 }

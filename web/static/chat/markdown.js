@@ -16,7 +16,10 @@ const PURIFY = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: ["style", "img", "picture", "video", "audio", "source", "form", "input", "button", "textarea",
                 "select", "iframe", "object", "embed", "svg", "math"],
-  FORBID_ATTR: ["style", "srcset", "formaction"],
+  // Every attribute that makes the browser fetch a URL (or POST one, as a link's ping on a
+  // click) is dropped: the tags left may carry them (a table's background) as well as images.
+  FORBID_ATTR: ["style", "src", "srcset", "formaction", "action", "background", "poster", "ping", "lowsrc", "dynsrc",
+                "longdesc", "srcdoc", "xlink:href"],
 };
 const MAX_HIGHLIGHT = 20_000; // characters: a longer block is shown plain (highlighting it would stall the page)
 
