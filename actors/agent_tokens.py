@@ -13,7 +13,9 @@ import hmac
 import secrets
 
 # What an agent's token may ask of the chat core, each for its own chat only.
-AGENT_REQUESTS = frozenset({"chat.publishVisual", "chat.listVisuals", "chat.removeVisual"})
+AGENT_REQUESTS = frozenset({"chat.publishVisual", "chat.listVisuals", "chat.removeVisual",
+                            # what the open pages of its own chat's checkout report (web/core/pages.py)
+                            "page.errors", "page.requests", "page.element"})
 
 
 class AgentTokens:

@@ -1,7 +1,7 @@
 """devhostd's main: arguments, actors in a fixed order, the server (web/server.py), and a clean stop.
 
 ``bin/devhostd`` patches gevent before importing this module (pykka creates a lock when it is
-imported). ``devhostd doctor`` and ``devhostd visual`` are programs of their own beside it.
+imported). ``devhostd doctor``, ``devhostd visual`` and ``devhostd page`` are programs of their own beside it.
 Actors start in a fixed order and stop in reverse; on SIGINT/SIGTERM every session
 closes with 1001, every CLI and everything it started is ended, then leftovers are swept.
 """
@@ -55,6 +55,8 @@ subcommands:
                         check that chat can work here: the CLIs, their sign-in, the manifest's folders
   devhostd visual publish --title TITLE FILE
                         publish an HTML page in a chat (what an agent devhostd started runs)
+  devhostd page errors | requests | element SELECTOR
+                        what the open pages of the chat's checkout report (what an agent runs)
 
 Each has its own --help."""
 
@@ -96,6 +98,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["visual"]:
         from devhostd import visual_publish
         return visual_publish.main(argv[1:], default_state_dir())
+    if argv[:1] == ["page"]:
+        from devhostd import page_command
+        return page_command.main(argv[1:], default_state_dir())
     args = parse_args(argv)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):

@@ -13,15 +13,10 @@ id, or what to change, and exits 0 or 1. The appended prompt tells the agent it 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 
-from storage import core_token
-from web.security import is_loopback
+from devhostd.agent_request import add_arguments, fail, request
+
+PROG = "devhostd visual"
 
 
 def main(argv: list[str], default_state_dir: str) -> int:
@@ -30,64 +25,22 @@ def main(argv: list[str], default_state_dir: str) -> int:
     publish = sub.add_parser("publish", help="publish FILE as a visual of the chat")
     publish.add_argument("file", help="one self-contained HTML document")
     publish.add_argument("--title", required=True, help="a short title that says what the page shows")
-    publish.add_argument("--chat", default=os.environ.get("DEVHOSTD_CHAT"),
-                         help="the chat's id (default: $DEVHOSTD_CHAT, set for an agent devhostd started)")
     publish.add_argument("--max-height", type=int, help="the frame's largest height in CSS pixels (80..2000)")
-    publish.add_argument("--url", default=os.environ.get("DEVHOSTD_URL"),
-                         help="the daemon's control origin (default: $DEVHOSTD_URL)")
-    publish.add_argument("--state-dir", metavar="DIR", default=default_state_dir,
-                         help="the daemon's state folder, whose core-token is sent when $DEVHOSTD_TOKEN is not set "
-                              "(default: the daemon's default)")
+    add_arguments(publish, default_state_dir)
     args = parser.parse_args(argv)
     if not args.chat or not args.url:
-        print("devhostd visual: no chat to publish in: run this from an agent that devhostd started "
-              "(it sets DEVHOSTD_CHAT and DEVHOSTD_URL), or pass --chat and --url", file=sys.stderr)
-        return 1
+        return request(args, PROG, "chat.publishVisual", {}, "publish in")
     try:
         with open(args.file, encoding="utf-8") as handle:
             html = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"devhostd visual: cannot read {args.file}: {exc}", file=sys.stderr)
-        return 1
-    token = os.environ.get("DEVHOSTD_TOKEN")
-    if token is None:
-        host = urllib.parse.urlsplit(args.url).hostname or ""
-        if host != "localhost" and not is_loopback(host):
-            # The person's secret goes only to a daemon on this machine, whatever the URL says.
-            print(f"devhostd visual: {args.url} is not on this machine: devhostd's secret is sent only to a "
-                  "loopback address", file=sys.stderr)
-            return 1
-        token = core_token.read(args.state_dir)
-    if token is None:
-        print("devhostd visual: no token to send: run this from an agent that devhostd started (it sets "
-              f"DEVHOSTD_TOKEN), or as the person who runs devhostd, whose secret is read from "
-              f"{core_token.token_path(args.state_dir)} (pass --state-dir for another state folder)", file=sys.stderr)
-        return 1
-    payload = {"chatId": args.chat, "title": args.title, "html": html}
+        return fail(PROG, f"cannot read {args.file}: {exc}")
+    payload = {"title": args.title, "html": html}
     if args.max_height is not None:
         payload["maxHeight"] = args.max_height
-    body = json.dumps({"id": "publish", "type": "chat.publishVisual", "payload": payload}).encode()
-    request = urllib.request.Request(args.url.rstrip("/") + "/__devhost__/core", data=body,
-                                     # Not a browser: it names the control origin as its own, as the
-                                     # rule for every state-changing request asks.
-                                     headers={"Content-Type": "application/json", "Origin": args.url.rstrip("/"),
-                                              "Authorization": f"Bearer {token}"},
-                                     method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            answer = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        print(f"devhostd visual: the daemon refused the page ({exc.code}): {exc.read()[:500].decode(errors='replace')}",
-              file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as exc:
-        print(f"devhostd visual: could not reach devhostd at {args.url}: {exc} (a sandbox without network "
-              "cannot: run the command outside it)", file=sys.stderr)
-        return 1
-    if not answer.get("ok"):
-        error = answer.get("error") or {}
-        print(f"devhostd visual: {error.get('code')}: {error.get('message')}", file=sys.stderr)
-        return 1
-    visual = answer["result"]["visual"]
+    result = request(args, PROG, "chat.publishVisual", payload, "publish the page")
+    if isinstance(result, int):
+        return result
+    visual = result["visual"]
     print(f"published visual {visual['id']} ({visual['size']} bytes): the person sees it in the chat")
     return 0

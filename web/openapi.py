@@ -104,6 +104,13 @@ def document() -> dict:
                     "responses": _answers("200", "400", "403", "404")}},
         "/__devhost__/reloads/apply": {"post": {"summary": "sends what is held, and goes on holding",
                                                 "responses": _answers("200", "403", "404")}},
+        "/__devhost__/page/locate": {"post": {
+            "summary": "positions of the page's served modules (or of the dev build's files) as files of its checkout "
+                       "(routed hostname only): {positions: [{file, line, column?} | null]} in the same order",
+            "parameters": PAGE_QUERY,
+            "requestBody": _body({"positions": {"type": "array", "maxItems": 200, "items": {"type": "object"}}},
+                                 ["positions"]),
+            "responses": _answers("200", "400", "403", "404", "413")}},
         "/__devhost__/core": {"post": {"summary": "one chat-core request (control origin only; the bearer secret of "
                                                   "<state-dir>/core-token, or an agent's DEVHOSTD_TOKEN)",
                                        "security": [{"coreToken": []}], "requestBody": CORE_BODY,

@@ -14,6 +14,7 @@ import os
 
 import bottle
 
+from web.page_loop import record_proxy_failure
 from web.proxy.injection import PANEL_SCRIPT
 from web.proxy.relay import forward
 from web.proxy.tunnel import answer as answer_upgrade
@@ -119,10 +120,14 @@ def routed_pages(context, control_page):
                          head=environ.get("REQUEST_METHOD") == "HEAD")
         if service.upstream:
             upstream = Upstream.parse(service.upstream)
-            return forward(upstream, environ, start_response,
-                           lambda status, message, close=False: _html(
-                               start_response, status, "Upstream not answering", message,
-                               head=environ.get("REQUEST_METHOD") == "HEAD", close=close))
+
+            def error_page(status, message, close=False):
+                if status.startswith("502"):
+                    record_proxy_failure(context, hostname, environ, 502, message)
+                return _html(start_response, status, "Upstream not answering", message,
+                             head=environ.get("REQUEST_METHOD") == "HEAD", close=close)
+            return forward(upstream, environ, start_response, error_page,
+                           failed=lambda status: record_proxy_failure(context, hostname, environ, status))
         manifest = context.manifests.current()
         return _plain_page(environ, start_response, manifest.name, service, manifest.path)
     return app

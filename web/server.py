@@ -8,13 +8,13 @@ from __future__ import annotations
 from gevent.pywsgi import WSGIServer
 
 from actors.chatlog import daemon_log
-from web import agents, pages, sinks
+from web import agents, page_loop, pages, sinks
 from web.app import Context, DevhostApp
 from web.core.extension import CoreExtension
 from web.websocket import SAME_USER, DevhostHandler
 
 # Each extension has start(context) -> {name: ActorRef} and install(app: DevhostApp).
-EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION]
+EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION, page_loop.EXTENSION]
 
 
 def listen(host: str, port: int) -> WSGIServer:

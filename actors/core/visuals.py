@@ -40,9 +40,14 @@ def _program() -> str:
     return checkout if os.path.isfile(checkout) else os.path.join(os.path.dirname(sys.executable), "devhostd")
 
 
+def program_prefix() -> str:
+    """devhostd's own command line, to which an agent adds a subcommand."""
+    return f"{shlex.quote(sys.executable)} {shlex.quote(_program())}"
+
+
 def command_prefix() -> str:
     """The command line an agent publishes with (devhostd/visual_publish.py)."""
-    return f"{shlex.quote(sys.executable)} {shlex.quote(_program())} visual publish"
+    return f"{program_prefix()} visual publish"
 
 
 def publish_hint() -> str:
@@ -53,10 +58,17 @@ def publish_hint() -> str:
             f"without network, ask to run it outside the sandbox). {PAGE_RULES} {LAYOUT_GUIDE} {THEME_GUIDE}")
 
 
+def page_hint() -> str:
+    """What the appended prompt says about the open pages (devhostd/page_command.py)."""
+    return ("To see what the person's open pages of this checkout report (console and uncaught errors with "
+            "source-mapped file:line, failed requests, or one element's source file, component and text), run: "
+            f"{program_prefix()} page errors (or page requests, or page element '<css selector>').")
+
+
 def with_visuals(prompt: str, default: bool) -> str:
-    """The page's appended prompt, with the visuals hint when it is devhostd's own prompt (a
-    manifest's own prompt is left as its author wrote it)."""
-    return f"{prompt}\n\n{publish_hint()}" if default and prompt else prompt
+    """The page's appended prompt, with the visuals and pages hints when it is devhostd's own
+    prompt (a manifest's own prompt is left as its author wrote it)."""
+    return f"{prompt}\n\n{publish_hint()}\n{page_hint()}" if default and prompt else prompt
 
 
 def _invalid(message: str) -> ChatError:

@@ -33,12 +33,12 @@ def _rule_pattern(rule: str) -> re.Pattern:
 
 
 def test_the_document_names_exactly_the_routes_the_daemon_serves():
-    from web import agents, pages
     from web.app import Context, DevhostApp
     from web.core.extension import CoreExtension
+    from web.server import EXTENSIONS
     context = Context(manifests=None, registry=None, catalog=None, panels=None, address="127.0.0.1", port=1,
                       source_root=None)
-    app = DevhostApp(context, extensions=[pages.EXTENSION, agents.EXTENSION, CoreExtension()])
+    app = DevhostApp(context, extensions=[*EXTENSIONS, CoreExtension()])
     served = {(route.rule, route.method.lower()) for route in app.bottle.routes
               if route.rule not in UNDOCUMENTED and route.method != "HEAD"}
     documented = {(path, method) for path, methods in document()["paths"].items() for method in methods}

@@ -1,5 +1,5 @@
-"""Property tests of the sockets' commands: whatever a page sends on a chat socket or a thread
-socket (unreadable text, JSON of every shape, commands with fields of the wrong kind, answers
+"""Property tests of the sockets' commands: whatever a page sends on a chat socket, a thread
+socket or a page socket (unreadable text, JSON of every shape, commands with fields of the wrong kind, answers
 to requests that do not exist), the daemon answers in words or ignores it, the socket stays
 open and in order, and nothing reaches the CLI that is not a proper message (no `bug:` line:
 the daemon fixture fails the test on one)."""
@@ -10,6 +10,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.integration.conftest import core  # noqa: F401 - a fixture
+from tests.integration.daemon import wait_until
 
 FRAMES = 2500  # per socket in CI (5,000 frames); --long: 25,000
 
@@ -77,4 +80,51 @@ def test_any_frame_on_a_pages_socket_is_answered_or_ignored_and_the_socket_goes_
     assert answer
     assert mock.requests == []  # no frame was a message: the CLI was never asked anything
     print(f"{sent[0]} fuzzed frames on the {path} socket")
+    sock.close()
+
+
+entry_fields = st.sampled_from(["kind", "message", "stack", "time", "count", "method", "url", "status", "error",
+                                "source", "line", "column", "fn"])
+entry_values = json_values | st.sampled_from(["error", "console-error", "rejection", "request", "proxy"]) | \
+    st.integers(min_value=-2**70, max_value=2**70)
+entries = st.lists(st.dictionaries(entry_fields, entry_values | st.lists(st.dictionaries(entry_fields, entry_values,
+                                                                                          max_size=5), max_size=3),
+                                   max_size=6), max_size=4)
+
+
+@st.composite
+def page_frames(draw):
+    """What a page might send on its page socket: entries and element answers of every shape."""
+    kind = draw(st.sampled_from(["entries", "element", "other"]))
+    frame = {"type": draw(st.text(max_size=12)) if kind == "other" else kind}
+    if kind == "entries":
+        frame["errors"], frame["requests"] = draw(entries | json_values), draw(entries | json_values)
+    elif kind == "element":
+        frame.update(requestId=draw(json_values), element=draw(json_values), count=draw(json_values))
+    return frame
+
+
+def test_any_frame_on_the_page_socket_is_kept_bounded_or_ignored_and_the_agent_still_reads_it(daemon, core, stack,
+                                                                                              count):
+    import websocket
+
+    core.chats.create("fuzzed", provider="claude", cwd=str(stack / "project"))
+    host = daemon.host()
+    sock = websocket.create_connection(f"ws://127.0.0.1:{daemon.port}/__devhost__/ws/page?{daemon.query()}",
+                                       host=host, origin=f"http://{host}", timeout=30)
+
+    @settings(max_examples=count, database=None, deadline=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(frame=st.one_of(page_frames().map(json.dumps), json_values.map(json.dumps), st.text(max_size=200)))
+    def fuzz(frame):
+        sock.send(frame)
+
+    fuzz()
+    sock.send(json.dumps({"type": "entries", "errors": [{"kind": "error", "message": "after-the-fuzz",
+                                                         "stack": [{"url": daemon.page(), "line": 1, "column": 1}]}]}))
+    answer = wait_until(lambda: (a := core.request("page.errors", {"chatId": "fuzzed"})) and
+                        "after-the-fuzz" in json.dumps(a) and a, timeout=60, what="the last entry, read by the core")
+    [page] = answer["pages"]
+    assert len(page["errors"]) <= 100 and page["errors"][-1]["message"] == "after-the-fuzz"
+    assert core.request("page.requests", {"chatId": "fuzzed"})["pages"][0]["url"] == daemon.page()
     sock.close()

@@ -85,6 +85,8 @@ class CoreExtension:
     def install(self, app):
         context = app.context
         auth = context.core_auth
+        if self.service is not None:  # started after the core (web/page_loop.py)
+            self.service.pages = context.actors.get("pageMemory")
 
         def control_only(environ):
             """The caller of a request on the control origin that carries a good token."""

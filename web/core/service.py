@@ -1,6 +1,6 @@
 """One core envelope in, one answer out: the request is read, its caller checked (web/auth.py),
 and the request family's handler asked (web/core/chats.py, approvals.py, background.py,
-keeping.py: each ``REQUESTS`` maps a request's name to ``handler(service, payload, client)``).
+keeping.py, pages.py: each ``REQUESTS`` maps a request's name to ``handler(service, payload, client)``).
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from storage import write_failure
 from web.auth import PERSON, Caller
-from web.core import approvals, background, chats, keeping, preferences, skills
+from web.core import approvals, background, chats, keeping, pages, preferences, skills
 from web.core.payload import chat_id
 
 REQUESTS = {**chats.REQUESTS, **approvals.REQUESTS, **background.REQUESTS, **keeping.REQUESTS,
-            **skills.REQUESTS, **preferences.REQUESTS}
+            **skills.REQUESTS, **preferences.REQUESTS, **pages.REQUESTS}
 
 
 class CoreService:
@@ -24,6 +24,7 @@ class CoreService:
         self.registry = registry
         self.clients = clients
         self.visuals = visuals
+        self.pages: pykka.ActorProxy | None = None  # the open pages' memory (actors/page_memory.py), once started
         self.preferences = preferences.Preferences()  # the connected clients' (chat.setPreferences)
 
     def handle(self, frame, client=None, caller: Caller = PERSON) -> dict:

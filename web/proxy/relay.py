@@ -56,8 +56,9 @@ def _content_length(environ) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def forward(upstream: Upstream, environ, start_response, error_page, pool: UpstreamPool = POOL):
-    """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot."""
+def forward(upstream: Upstream, environ, start_response, error_page, pool: UpstreamPool = POOL, failed=None):
+    """Proxies one request; ``error_page(status, message)`` answers when the upstream cannot;
+    ``failed(status)`` is told of each 5xx answer of the upstream (the page memory's)."""
     method = environ.get("REQUEST_METHOD", "GET")
     transfer_encoding = environ.get("HTTP_TRANSFER_ENCODING")
     if transfer_encoding is not None and transfer_encoding.strip().lower() != "chunked":
@@ -90,6 +91,8 @@ def forward(upstream: Upstream, environ, start_response, error_page, pool: Upstr
         return error_page("502 Bad Gateway",
                           f"devhostd could not get an answer from the upstream {upstream.origin}: {reason}. "
                           f"Is the dev server running? Reload this page once it is.")
+    if response.status >= 500 and failed is not None:
+        failed(response.status)
     headers, inject, decoder = response_plan(response, method, environ, upstream)
     try:
         start_response(f"{response.status} {clean(response.reason)}", headers)

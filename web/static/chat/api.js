@@ -80,6 +80,11 @@ export const api = {
   /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
   position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
   savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),
+  /** Positions of served modules (or of the dev build's files) as files of the checkout, or nulls. */
+  locate: (positions) => call("POST", `/__devhost__/page/locate?${query("project")}`, { positions })
+    .then((v) => v.positions),
+  /** The page socket (page_link.js): what this page reports, for the agent. */
+  pageSocketURL: () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/__devhost__/ws/page?${query("project")}`,
   /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";

@@ -12,6 +12,7 @@ const LATEST_MS = 3000;
 function start() {
   if (window.__devhostChat) return;
   window.__devhostChat = "starting";
+  import("./page_link.js").then((link) => link.startPageLink()).catch(() => {}); // the agent's view of the page
   import("./ui.js").then(({ Panel }) => {
     const host = document.createElement("devhost-chat");
     // Resets whatever the page says about unknown elements, then takes no room at all.
