@@ -80,6 +80,10 @@ export const api = {
   /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
   position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
   savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),
+  /** Positions in the page's served modules ({url, line, column} or {file, line}) as files of the
+      checkout: [{file, line, column?} | null, ...] in the same order (DAEMON's page/locate). */
+  locate: (positions, target) => call("POST", `/__devhost__/page/locate?${new URLSearchParams({ pageURL: pageURL(),
+    ...(target ? { chatTarget: target } : {}) })}`, { positions }).then((v) => v.positions),
   /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
