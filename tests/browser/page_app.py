@@ -5,9 +5,10 @@ the ring of page errors): the tests' UpstreamApp with two more pages.
   Remove button), a login form whose fields hold values (a user name typed in the markup, a
   password, a note) and a link; every click on the page that the page's own handlers see is counted in
   ``window.pageClicks``.
-- ``/errors``: a page whose module ``/errors.js`` offers ``window.app``: functions that throw
-  later, reject, log with console.error / console.warn, fetch and XHR a path that is a 404
-  (``/api/missing``), one that cannot connect (a closed port), and one of devhostd's own paths.
+- ``/errors``: a page whose module ``/errors.js`` warns as it loads (console.warn) and offers
+  ``window.app``: functions that throw later, reject, log with console.error, fetch and XHR a
+  path that is a 404 (``/api/missing``), fetch one that cannot connect (a closed port) and a
+  path of devhostd's own that is a 404.
 """
 from __future__ import annotations
 
@@ -61,7 +62,9 @@ ERRORS_PAGE = b"""<!doctype html>
 </html>
 """
 
-ERRORS_JS = b"""export function explode() {
+ERRORS_JS = b"""console.warn("the app started without a cart");
+
+export function explode() {
   throw new TypeError("cart is undefined");
 }
 
@@ -73,10 +76,9 @@ window.app = {
   throwLater() { setTimeout(explode, 0); },
   reject() { refuse(); },
   logError(n) { console.error("checkout failed:", n); },
-  warn() { console.warn("slow answer"); },
   fetchMissing() { return fetch("/api/missing").then((r) => r.status); },
   fetchUnreachable(port) { return fetch(`http://127.0.0.1:${port}/nothing`).then(() => "answered", (e) => e.message); },
-  fetchOwn() { return fetch("/__devhost__/config.json").then((r) => r.status); },
+  fetchOwn() { return fetch("/__devhost__/no-such-route").then((r) => r.status); },
   xhrMissing() {
     return new Promise((resolve) => {
       const request = new XMLHttpRequest();

@@ -212,7 +212,8 @@ function hookWindow() {
     const error = event.error;
     let stack = error instanceof Error ? framesOf(error.stack) : [];
     if (!stack.length && event.filename) stack = [{ url: event.filename, line: event.lineno, column: event.colno }];
-    keepError("error", event.message || describeValue(error), stack);
+    // "TypeError: x" rather than the event's "Uncaught TypeError: x": the kind already says uncaught.
+    keepError("error", error instanceof Error ? describeValue(error) : event.message || describeValue(error), stack);
   }));
   window.addEventListener("unhandledrejection", (event) => guard(() => {
     const reason = event.reason;
