@@ -136,7 +136,7 @@ def test_the_ring_is_bounded_and_reads_chromium_and_firefox_stacks(page, daemon)
     assert result["after"] == 0
 
 
-def test_attach_page_errors_shows_the_exact_text_before_it_goes_and_the_model_gets_it(page, daemon, mock):
+def test_attach_page_errors_shows_the_exact_text_before_it_goes_and_the_model_gets_it(page, daemon, mock, shots):
     mock.add(text_reply("The cart is undefined in explode()."))
     panel = Panel(page, daemon).open("/errors")
     origin = daemon.page("app.localhost").rstrip("/")
@@ -160,6 +160,7 @@ def test_attach_page_errors_shows_the_exact_text_before_it_goes_and_the_model_ge
     assert f"1. GET {origin}/api/missing → 404" in lines and f"2. POST {origin}/api/xhr-missing → 404" in lines
     unreachable = "→ network error: TypeError: Failed to fetch"
     assert any(line.startswith("3. GET http://127.0.0.1:") and line.endswith(unreachable) for line in lines), shown
+    shots(page, "40-page-errors-preview")
     assert_every_control_labelled(page, "with the page errors attached")
     assert_no_serious_axe_violation(page, "with the page errors attached")
     panel.send("Why does the cart fail?")
@@ -169,6 +170,13 @@ def test_attach_page_errors_shows_the_exact_text_before_it_goes_and_the_model_ge
     assert f"Why does the cart fail?\n\n{shown}" in said, said  # exactly what the person saw, after their words
     stored = page.evaluate("() => Object.keys(localStorage).filter((k) => localStorage[k].includes('Page errors'))")
     assert stored == []  # nothing of it is kept in the page's storage
+    # Drawn again from what devhostd kept, the message shows the person's words; the errors are a chip.
+    panel.reload()
+    bubble = panel.items("user").locator(".bubble")
+    expect(bubble.locator("details.context > summary")).to_have_text("page context")
+    expect(bubble.locator("details.context > .pre")).to_be_hidden()  # until opened
+    expect(bubble.locator("details.context > .pre")).to_contain_text("checkout failed: 42 (3 times)")
+    expect(bubble).to_contain_text("Why does the cart fail?")
 
 
 def test_removing_the_preview_sends_no_errors(page, daemon, mock):

@@ -191,7 +191,7 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
         'Element: button#checkout.primary (role button, name "Check out")', "Selector: #checkout"]
 
 
-def test_the_picker_button_and_the_chips_are_accessible(page, daemon):
+def test_the_picker_button_and_the_chips_are_accessible(page, daemon, shots):
     panel = Panel(page, daemon).open("/shop")
     pick = panel.page.get_by_role("button", name="Pick an element")
     assert pick.get_attribute("title")
@@ -203,8 +203,12 @@ def test_the_picker_button_and_the_chips_are_accessible(page, daemon):
     page.keyboard.press("Escape")
     expect(panel.find(".page-tray .page-chip")).to_have_count(2)
     expect(panel.find(".page-tray .page-chip").last).to_have_attribute("data-ready", "yes")
+    shots(page, "39-picked-elements")
     assert_every_control_labelled(page, "with two picked elements")
     assert_no_serious_axe_violation(page, "with two picked elements")
     pick.click()
+    page.hover("#checkout")
+    expect(panel.find(".pick-outline")).to_be_visible()
+    shots(page, "41-picking")
     assert_no_serious_axe_violation(page, "while picking")
     page.keyboard.press("Escape")

@@ -873,6 +873,7 @@ export class Panel {
   }
 
   setOpen(open) {
+    if (!open) this.page.picker.stop(); // no picking on a page whose panel is closed
     this.store?.update((s) => { s.open = open; });
     const focusInPanel = this.ui.panel.contains(this.root.activeElement);
     this.ui.panel.hidden = !open;
