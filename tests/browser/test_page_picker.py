@@ -141,6 +141,7 @@ def test_form_values_and_password_fields_never_leave_the_page(page, daemon, mock
 
 def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
     Panel(page, daemon).load("/shop")
+    origin = daemon.page("app.localhost").rstrip("/")
     result = page.evaluate("""async (module) => {
       const c = await import(module);
       // Every element of the page gets a selector that finds exactly it.
@@ -167,7 +168,22 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
       const sizes = [];
       const many = await c.locateAll(async (p) => { sizes.push(p.length); return p.map((_, i) => (i % 2 ? null
         : { file: "src/a.js", line: 7 })); }, Array(250).fill(at));
-      return { wrong, second, secondFinds: document.querySelector(second) === twin.lastChild, names,
+      // A framework's positions (the element's own line, its components') are located in one call.
+      const calls = [];
+      const served = `${location.origin}/src/Cart.jsx`;
+      const framed = await c.describeElement(checkout, {
+        frameworkInfo: () => ({ framework: "react", source: { url: served, line: 80, column: 9 },
+                                components: [{ name: "Cart", url: served, line: 20, column: 1 }, { name: "App" },
+                                             { name: "Layout", file: "/elsewhere/Layout.jsx", line: 3 }] }),
+        locate: async (p) => { calls.push(p); return [{ file: "src/Cart.jsx", line: 42, column: 5 },
+                                                      { file: "src/Cart.jsx", line: 12 }, null]; } });
+      const { hoverLabel } = await import("/__devhost__/static/chat/picker.js");
+      const { chipName } = await import("/__devhost__/static/chat/page_attach.js");
+      return { calls, framed: [framed.source, framed.components, framed.framework],
+               framedText: c.pageContextText(framed),
+               hover: [hoverLabel(checkout, null), hoverLabel(checkout, { components: [{ name: "Cart" }] })],
+               chips: [chipName(framed), chipName({ ...framed, id: "" }), chipName({ ...described, id: "" })],
+               wrong, second, secondFinds: document.querySelector(second) === twin.lastChild, names,
                html: c.redactedHTML(big).length, text: c.visibleText(big).length, described, failing, sizes,
                mapped: many.filter(Boolean).length, last: many[248],
                stable: c.stableClasses(twin.firstChild), text2: c.pageContextText(described) };
@@ -186,8 +202,17 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
     assert result["failing"] == [None, None]  # a locate that fails (no route yet) maps nothing, and throws nothing
     assert result["sizes"] == [200, 50] and result["mapped"] == 125
     assert result["last"] == {"file": "src/a.js", "line": 7}
+    assert result["calls"] == [[{"url": f"{origin}/src/Cart.jsx", "line": 80, "column": 9},
+                                {"url": f"{origin}/src/Cart.jsx", "line": 20, "column": 1},
+                                {"file": "/elsewhere/Layout.jsx", "line": 3}]]
+    cart = {"name": "Cart", "file": "src/Cart.jsx", "line": 12}
+    assert result["framed"] == [{"file": "src/Cart.jsx", "line": 42, "column": 5},
+                                [cart, {"name": "App"}, {"name": "Layout"}], "react"]
+    assert "Source: src/Cart.jsx:42\nComponents: Cart (src/Cart.jsx:12) < App < Layout\n" in result["framedText"]
+    assert result["hover"] == ["button", "button · Cart"]
+    assert result["chips"] == ["button#checkout", "Cart (button)", "button.primary"]
     assert result["text2"].splitlines()[:4] == [
-        "[Page context]", f"Page: {daemon.page('app.localhost').rstrip('/')}/shop",
+        "[Page context]", f"Page: {origin}/shop",
         'Element: button#checkout.primary (role button, name "Check out")', "Selector: #checkout"]
 
 

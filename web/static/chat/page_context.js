@@ -254,9 +254,10 @@ export const placeText = (p) => `${p.file}:${p.line}`;
 
 // ---- the element --------------------------------------------------------------------------------
 
-/** Everything of pageContextText, resolved now (the element may change or go afterwards). */
-export async function describeElement(element, { locate } = {}) {
-  const info = (await loadFrameworks())(element);
+/** Everything of pageContextText, resolved now (the element may change or go afterwards).
+ *  `frameworkInfo` stands in for frameworks.js's (the tests of a page without a framework build). */
+export async function describeElement(element, { locate, frameworkInfo } = {}) {
+  const info = (frameworkInfo || await loadFrameworks())(element) || NO_FRAMEWORK;
   const source = positionOf(info.source);
   const components = (Array.isArray(info.components) ? info.components : [])
     .filter((c) => c && typeof c.name === "string" && c.name);
