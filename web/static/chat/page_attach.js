@@ -59,6 +59,7 @@ export class PageAttachments {
 
   async attachErrors() {
     const entries = pageEntries();
+    this._renderButton();
     if (!entryCount(entries)) return;
     this.ui.attach.disabled = true;
     try {

@@ -53,7 +53,6 @@ export function clearEntries() {
   ring.errors = [];
   ring.requests = [];
   ring.dropped = { errors: 0, requests: 0 };
-  tell(null, { cleared: true });
 }
 
 /** The proxy's own failed answers for this page (the daemon sends them), merged with source "proxy". */
@@ -174,7 +173,7 @@ function push(list, entry) {
 function tell(entry, how) {
   for (const listener of listeners) {
     try {
-      listener(entry && { ...entry }, how);
+      listener({ ...entry }, how);
     } catch {
       // a listener's trouble is its own: the others still hear
     }
