@@ -63,8 +63,8 @@ export const api = {
   /** Where the conversation's Markdown is downloaded from. */
   exportPath: (id, target) => `/__devhost__/chat/sessions/${encodeURIComponent(id)}/export?${query(target)}`,
   /** This checkout's conversations whose title or text has `text`: [{id, title, in, excerpt?}]. */
-  searchSessions: (target, text) => call("GET", `/__devhost__/chat/search?q=${encodeURIComponent(text)}&${query(target)}`)
-    .then((v) => v.sessions),
+  /** {sessions: [{id, title, in, excerpt?}], truncated}: truncated when older conversations went unread. */
+  searchSessions: (target, text) => call("GET", `/__devhost__/chat/search?q=${encodeURIComponent(text)}&${query(target)}`),
   /** The mode a new conversation of this checkout starts in (the one last picked for it). */
   mode: (target) => call("GET", `/__devhost__/chat/mode?${query(target)}`).then((v) => v.runtimeMode),
   saveMode: (target, runtimeMode) => call("PUT", `/__devhost__/chat/mode?${query(target)}`, { runtimeMode }),
@@ -80,10 +80,6 @@ export const api = {
   /** The saved panel position, or null (also when the daemon keeps none: no manifest). */
   position: () => call("GET", "/__devhost__/chat/panel").then((v) => v.position, () => null),
   savePosition: (position) => call("PUT", "/__devhost__/chat/panel", { position }),
-  /** Positions in the page's served modules ({url, line, column} or {file, line}) as files of the
-      checkout: [{file, line, column?} | null, ...] in the same order (DAEMON's page/locate). */
-  locate: (positions, target) => call("POST", `/__devhost__/page/locate?${new URLSearchParams({ pageURL: pageURL(),
-    ...(target ? { chatTarget: target } : {}) })}`, { positions }).then((v) => v.positions),
   /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";

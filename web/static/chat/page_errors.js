@@ -42,8 +42,8 @@ export function pageEntries() {
            dropped: { ...ring.dropped } };
 }
 
-/** `listener(entry, {repeat})` for every entry added, and again (repeat: true, its count grown)
- *  when a message the ring holds comes again. Returns what unsubscribes it. */
+/** `listener(entry)` for every entry added (a repeat only grows the count of the entry it repeats,
+ *  and is not told: the page link sends entries as they are new). Returns what unsubscribes it. */
 export function onEntry(listener) {
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -150,7 +150,6 @@ function keepError(kind, message, stack) {
   if (same) {
     same.count = (same.count || 1) + 1;
     same.time = entry.time;
-    tell(same, { repeat: true });
     return;
   }
   push("errors", entry);
@@ -167,13 +166,13 @@ function push(list, entry) {
     ring[list].splice(0, ring[list].length - MAX_ENTRIES);
     ring.dropped[list] += 1;
   }
-  tell(entry, { repeat: false });
+  tell(entry);
 }
 
-function tell(entry, how) {
+function tell(entry) {
   for (const listener of listeners) {
     try {
-      listener({ ...entry }, how);
+      listener({ ...entry });
     } catch {
       // a listener's trouble is its own: the others still hear
     }

@@ -74,8 +74,9 @@ export class Panel {
     this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
     this.conversations = new ConversationControls(this);
     this.usage = new UsageMeter(this);
+    // api.locate: the page/locate route (where it is missing, a pick or an error maps to nothing).
     this.page = new PageAttachments({ host: this.host, layer: this.root, onProblem: (text) => this.hint(text),
-                                      locate: (positions) => api.locate(positions, this.store?.state.target) });
+                                      locate: (positions) => api.locate(positions) });
     this.notifier = new Notifier();
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
