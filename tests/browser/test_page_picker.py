@@ -166,6 +166,7 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
       // locate: a route that fails gives nulls; more than 200 positions go in calls of 200 at most.
       const at = { url: `${location.origin}/src/a.js`, line: 1, column: 1 };
       const failing = await c.locateAll(async () => { throw new Error("404"); }, [at, at]);
+      const silent = await c.locateAll(() => new Promise(() => {}), [at]); // a daemon that never answers
       const sizes = [];
       const many = await c.locateAll(async (p) => { sizes.push(p.length); return p.map((_, i) => (i % 2 ? null
         : { file: "src/a.js", line: 7 })); }, Array(250).fill(at));
@@ -185,7 +186,7 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
                hover: [hoverLabel(checkout, null), hoverLabel(checkout, { components: [{ name: "Cart" }] })],
                chips: [chipName(framed), chipName({ ...framed, id: "" }), chipName({ ...described, id: "" })],
                wrong, second, secondFinds: document.querySelector(second) === twin.lastChild, names,
-               html: c.redactedHTML(big).length, text: c.visibleText(big).length, described, failing, sizes,
+               html: c.redactedHTML(big).length, text: c.visibleText(big).length, described, failing, silent, sizes,
                mapped: many.filter(Boolean).length, last: many[248],
                stable: c.stableClasses(twin.firstChild), text2: c.pageContextText(described) };
     }""", MODULE)
@@ -200,6 +201,7 @@ def test_the_pure_parts_selectors_roles_names_and_bounded_html(page, daemon):
     described = result["described"]
     assert described["selector"] == "#checkout" and described["source"] is None and described["components"] == []
     assert described["box"]["width"] == 120 and described["box"]["height"] == 40
+    assert result["silent"] == [None]  # given up after 5 s: a send never waits on it for good
     assert result["failing"] == [None, None]  # a locate that fails (no route yet) maps nothing, and throws nothing
     assert result["sizes"] == [200, 50] and result["mapped"] == 125
     assert result["last"] == {"file": "src/a.js", "line": 7}

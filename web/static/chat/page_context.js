@@ -23,6 +23,7 @@ export const MAX_HTML = 1500;
 export const MAX_TEXT = 300;
 const MAX_NAME = 200;
 const MAX_LOCATE = 200; // positions per call, as the route takes them
+const LOCATE_MS = 5000; // a daemon that does not answer must not hold the send: the positions stay unmapped
 
 const NO_FRAMEWORK = { framework: null, source: null, components: [] };
 let frameworks = null; // the import of frameworks.js, once: its module or null
@@ -237,7 +238,8 @@ export async function locateAll(locate, positions) {
     const part = positions.slice(at, at + MAX_LOCATE);
     let mapped = null;
     try {
-      mapped = locate ? await locate(part) : null;
+      mapped = locate ? await Promise.race([locate(part), new Promise((resolve) => setTimeout(resolve, LOCATE_MS, null))])
+        : null;
     } catch {
       mapped = null; // a daemon without the route, or one that refused: nothing mapped
     }

@@ -190,15 +190,19 @@ function guard(work) {
 // ---- hooks --------------------------------------------------------------------------------------
 
 function hookConsole() {
+  let keeping = false; // a listener that logs while an entry is kept is not kept again (no loop)
   for (const [method, kind] of [["error", "console-error"], ["warn", "console-warn"]]) {
     const original = console[method];
     if (typeof original !== "function") continue;
     console[method] = function devhostConsole(...args) {
       const result = original.apply(this, args);
+      if (keeping) return result;
+      keeping = true;
       guard(() => {
         const error = args.find((a) => a instanceof Error);
         keepError(kind, consoleMessage(args), framesOf(error ? error.stack : new Error().stack));
       });
+      keeping = false;
       return result;
     };
   }
