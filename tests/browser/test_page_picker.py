@@ -47,6 +47,7 @@ def test_a_click_picks_an_element_shift_adds_esc_ends_and_the_model_gets_each_as
     page.on("request", lambda r: asked.append(r.url) if "/__devhost__/page/" in r.url else None)
     pick = panel.page.get_by_role("button", name="Pick an element")
     expect(pick).to_have_attribute("aria-pressed", "false")
+    expect(panel.find(".attach-errors")).to_be_hidden()  # a page without errors offers none to attach
     pick.click()
     expect(pick).to_have_attribute("aria-pressed", "true")
     # Hovering outlines the element under the pointer, labelled by its tag, and asks nothing.
