@@ -142,3 +142,13 @@ def axe_violations(page: Page, impacts=("serious", "critical")) -> list[dict]:
 def assert_no_serious_axe_violation(page: Page, state: str) -> None:
     found = axe_violations(page)
     assert not found, f"{state}: axe-core found {json.dumps(found, indent=1)}"
+
+
+def assert_clean_in_both_themes(page: Page, state: str) -> None:
+    """The panel as it is now, light then dark (the system's preference; the panel on auto): all
+    its text at AA, and nothing serious for axe-core."""
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        expect(page.locator("devhost-chat")).to_have_attribute("data-theme", scheme)
+        assert_all_text_readable(page, f"{state} ({scheme})")
+        assert_no_serious_axe_violation(page, f"{state} ({scheme})")

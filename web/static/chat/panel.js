@@ -6,6 +6,12 @@
 // The page comes first: the panel's modules (its Markdown, sanitizer and highlighter are most of
 // its weight) load only once the page has loaded, so they never compete with the page's own
 // modules; a page whose load event is slow (a stalled image) gets the panel after LATEST_MS.
+// Only the ring of the page's errors (page_errors.js, small) starts at once: an error of the
+// page's first moments is one the person will want to attach.
+
+import { installRing } from "./page_errors.js";
+
+installRing();
 
 const LATEST_MS = 3000;
 

@@ -16,6 +16,7 @@ import { capturePage, chooseArea } from "./screenshot.js";
 import { LogView } from "./logview.js";
 import { accountChoices, accountLabel, accountName, accountValue, swapNotice } from "./accounts.js";
 import { ManifestNotice } from "./manifest_notice.js";
+import { PageAttachments } from "./page_attach.js";
 import { markExcerpt } from "./bookmark_text.js";
 import { Notifier } from "./notify.js";
 import { PanelSize } from "./resize.js";
@@ -73,6 +74,9 @@ export class Panel {
     this.theme = new Theme(this.host, themeLinks, (shown) => tellVisuals(this.root, shown));
     this.conversations = new ConversationControls(this);
     this.usage = new UsageMeter(this);
+    // api.locate: the page/locate route (where it is missing, a pick or an error maps to nothing).
+    this.page = new PageAttachments({ host: this.host, layer: this.root, onProblem: (text) => this.hint(text),
+                                      locate: (positions) => api.locate(positions) });
     this.notifier = new Notifier();
     this.ui = {
       launcher: $("button", { type: "button", class: "launcher", title: "devhost chat", "aria-label": "Open the devhost chat",
@@ -137,8 +141,8 @@ export class Panel {
       this.conversations.ui.row, ...this.conversations.ui.below,
       u.markList, this.logView.ui.map, this.logView.ui.list,
       u.note, this.continuity.ui, u.log,
-      $("footer", { class: "composer" }, u.tray, u.textarea,
-        $("div", { class: "actions" }, u.shot, u.hint, $("span", { class: "spacer" }), this.usage.ui.meter,
+      $("footer", { class: "composer" }, this.page.ui.tray, u.tray, u.textarea,
+        $("div", { class: "actions" }, u.shot, this.page.ui.pick, this.page.ui.attach, u.hint, $("span", { class: "spacer" }), this.usage.ui.meter,
           this.usage.ui.compact, u.stop, u.send)));
     this.sizer = new PanelSize(u.panel); // its handle in a corner, Maximize beside Close
     u.panel.append(this.sizer.ui.handle);
@@ -146,7 +150,8 @@ export class Panel {
     this.root.append(themeLinks.light, themeLinks.dark,
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }),
-      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/compose.css") }), u.launcher, u.panel, u.layer);
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/compose.css") }),
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/page.css") }), u.launcher, u.panel, u.layer);
 
     this.visualHeights = new Map(); // visual id -> the height its page last reported
     this.view = new ConversationView(u.log, u.items, {
@@ -638,13 +643,17 @@ export class Panel {
 
   async send() {
     if (this.sending || this.ui.send.disabled) return;
+    await this.page.ready(); // elements picked are still being described
     const text = this.composer.text;
     const attachments = [...this.composer.attachments];
     const pastes = [...this.composer.pastes];
-    if (this.composer.empty) return;
+    if (this.composer.empty && this.page.empty) return;
     const { text: said, shown, ...references } = this.references.take(this.composer.composeText()); // files, skill
-    const sent = await this._deliver(said, this.references.take(this.composer.messageText()).shown, attachments, references);
+    const page = this.page.take(); // [Page context] and [Page errors] after the person's words (never stored)
+    const sent = await this._deliver([said, page.text].filter((t) => t.trim()).join("\n\n"),
+                                     this.references.take(this.composer.messageText()).shown, attachments, references);
     if (!sent) return;
+    this.page.removeSent(page.parts);
     this.references.sent(references);
     // Only what this send carried: text typed, pasted or images attached while it waited stay.
     this.composer.removeSent(text, attachments, pastes);
@@ -865,6 +874,7 @@ export class Panel {
   }
 
   setOpen(open) {
+    if (!open) this.page.picker.stop(); // no picking on a page whose panel is closed
     this.store?.update((s) => { s.open = open; });
     const focusInPanel = this.ui.panel.contains(this.root.activeElement);
     this.ui.panel.hidden = !open;

@@ -163,12 +163,14 @@ function renderItem(item, actions) {
   return node;
 }
 
-const PAGE_CONTEXT = "[Page context]\n";
+const PAGE_SECTION = /(?:^|\n\n)\[Page (?:context|errors)\]\n/; // a screenshot's, a picked element's, the page's errors
 
-/** A message's own text, and the page context a screenshot added to it as a chip that opens. */
+/** A message's own text, and the page context a screenshot, a pick or the page's errors added to
+    it as a chip that opens. */
 function withPageContext(text) {
-  const at = text.startsWith(PAGE_CONTEXT) ? 0 : text.indexOf(`\n\n${PAGE_CONTEXT}`);
-  if (at < 0) return collapsed(text); // a long paste is a chip that opens (paste.js)
+  const found = PAGE_SECTION.exec(text);
+  if (!found) return collapsed(text); // a long paste is a chip that opens (paste.js)
+  const at = found.index;
   const own = collapsed(text.slice(0, at));
   const context = text.slice(at).replace(/^\n*\[Page context\]\n/, "");
   return [own, el("details", { class: "context" }, el("summary", {}, "page context"), el("div", { class: "pre" }, context))];
