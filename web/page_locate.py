@@ -55,8 +55,8 @@ def locate(positions: list[dict], upstream: Upstream | None, page_origin: str, h
     for position in positions:
         if "file" in position:
             file = file_of(position["file"], dev_root, checkout)
-            column = {"column": position["column"]} if "column" in position else {}
-            answer.append(None if file is None else {"file": file, "line": position["line"], **column})
+            place = {key: position[key] for key in ("line", "column") if key in position}
+            answer.append(None if file is None else {"file": file, **place})
             continue
         url = position["url"]
         if upstream is None or not same_origin(url, page_origin):

@@ -51,17 +51,20 @@ def _position(value, index: int) -> dict:
     if not isinstance(value, dict):
         raise Invalid(f"positions[{index}] must be an object with url or file, and line")
     line, column = value.get("line"), value.get("column")
-    if not _count(line):
+    url, file = value.get("url"), value.get("file")
+    if line is not None and not _count(line):
         raise Invalid(f"positions[{index}].line must be a whole number from 1")
     if column is not None and not _count(column):
         raise Invalid(f"positions[{index}].column must be a whole number from 1, or left out")
-    url, file = value.get("url"), value.get("file")
     if isinstance(url, str) and url and len(url) <= 4096:
-        if column is None:
-            raise Invalid(f"positions[{index}] names a url, so it needs its column too (1-based, as stacks print it)")
+        if line is None or column is None:
+            raise Invalid(f"positions[{index}] names a url, so it needs its line and column too (1-based, as "
+                          "stacks print them)")
         return {"url": url, "line": line, "column": column}
     if isinstance(file, str) and file and len(file) <= 4096 and "\x00" not in file:
-        return {"file": file, "line": line, **({"column": column} if column is not None else {})}
+        # A file with no line: a dev build that knows a component's file only (Vue's __file).
+        return {"file": file, **({"line": line} if line is not None else {}),
+                **({"column": column} if column is not None and line is not None else {})}
     raise Invalid(f"positions[{index}] needs a url (a served module's address) or a file (a path of the dev build)")
 
 

@@ -63,6 +63,16 @@ def page(browser):
 
 
 @pytest.fixture
+def throwing_page(browser):
+    """The page, allowed to throw (what it threw is in ``page.thrown``), for the modules whose tests
+    make it: their own ``page`` fixture returns it."""
+    page = browser.pages[0] if browser.pages else browser.new_page()
+    page.thrown = []
+    page.on("pageerror", lambda error: page.thrown.append(str(error)))
+    return page
+
+
+@pytest.fixture
 def shots():
     """Writes a screenshot of the panel's main states (see SCREENSHOTS for where)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -31,12 +31,9 @@ ENTRIES = f"async () => (await import('{MODULE}')).pageEntries()"
 
 
 @pytest.fixture
-def page(browser):
-    """The page, allowed to throw: these tests make it (the conftest's fails a test that does)."""
-    page = browser.pages[0] if browser.pages else browser.new_page()
-    page.thrown = []
-    page.on("pageerror", lambda error: page.thrown.append(str(error)))
-    yield page
+def page(throwing_page):
+    """The page, allowed to throw: these tests make it (the conftest's page fails a test that does)."""
+    return throwing_page
 
 
 def closed_port() -> int:

@@ -138,10 +138,11 @@ def test_a_map_is_read_only_from_the_modules_own_origin():
 
 def test_positions_are_checked_with_words_that_say_what_to_send():
     assert parse_positions({"positions": [{"url": "http://h/a.js", "line": 3, "column": 9},
-                                          {"file": "src/App.jsx", "line": 4}]}) == \
-        [{"url": "http://h/a.js", "line": 3, "column": 9}, {"file": "src/App.jsx", "line": 4}]
+                                          {"file": "src/App.jsx", "line": 4}, {"file": "/p/src/Cart.vue"}]}) == \
+        [{"url": "http://h/a.js", "line": 3, "column": 9}, {"file": "src/App.jsx", "line": 4},
+         {"file": "/p/src/Cart.vue"}]  # a file with no line: Vue's dev build knows a component's file only
     for body, words in [(None, '{"positions"'), ({"positions": "x"}, '{"positions"'),
-                        ({"positions": [{"url": "http://h/a.js", "line": 3}]}, "needs its column"),
+                        ({"positions": [{"url": "http://h/a.js", "line": 3}]}, "needs its line and column"),
                         ({"positions": [{"file": "a.js", "line": 0}]}, "positions[0].line"),
                         ({"positions": [{"file": "a.js", "line": True}]}, "positions[0].line"),
                         ({"positions": [{"line": 1}]}, "needs a url"),

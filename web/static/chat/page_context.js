@@ -225,9 +225,13 @@ export function visibleText(element) {
 // ---- positions ----------------------------------------------------------------------------------
 
 const positionOf = (p) => {
-  if (!p || typeof p !== "object" || !Number.isFinite(p.line)) return null;
-  if (typeof p.file === "string") return { file: p.file, line: p.line, ...(Number.isFinite(p.column) ? { column: p.column } : {}) };
-  if (typeof p.url === "string") return { url: p.url, line: p.line, column: Number.isFinite(p.column) ? p.column : 1 };
+  if (!p || typeof p !== "object") return null;
+  const line = Number.isFinite(p.line) ? p.line : null;
+  // A file with no line: a dev build that knows a component's file only (Vue's __file).
+  if (typeof p.file === "string") {
+    return { file: p.file, ...(line ? { line } : {}), ...(line && Number.isFinite(p.column) ? { column: p.column } : {}) };
+  }
+  if (typeof p.url === "string" && line) return { url: p.url, line, column: Number.isFinite(p.column) ? p.column : 1 };
   return null;
 };
 
@@ -245,14 +249,14 @@ export async function locateAll(locate, positions) {
     }
     part.forEach((_, i) => {
       const m = Array.isArray(mapped) ? mapped[i] : null;
-      out.push(m && typeof m.file === "string" && Number.isFinite(m.line) ? m : null);
+      out.push(m && typeof m.file === "string" ? m : null); // a file with no line stays one (Vue's components)
     });
   }
   return out;
 }
 
 /** "src/Cart.jsx:42" */
-export const placeText = (p) => `${p.file}:${p.line}`;
+export const placeText = (p) => (p.line ? `${p.file}:${p.line}` : p.file);
 
 // ---- the element --------------------------------------------------------------------------------
 
