@@ -31,8 +31,8 @@ def listed(root: str, git: list[str] | None, limit: int = MAX_FILES) -> dict:
 
 def git_names(root: str) -> list[str] | None:
     """What git lists in the checkout at ``root``, or None where it is none (or git fails)."""
-    if not os.path.exists(os.path.join(root, ".git")):
-        return None
+    # No `.git` test: a service in a monorepo's folder (packages/app) is inside a git checkout
+    # too, and git lists from there (paths relative to it); outside any, git fails and the walk answers.
     # --others --exclude-standard: new files the person has not added yet, but nothing ignored.
     try:
         done = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],

@@ -26,6 +26,15 @@ def test_a_git_checkout_lists_what_git_tracks_and_new_files_it_does_not_ignore(t
                      "source": "git"}
 
 
+def test_a_service_in_a_folder_of_a_git_checkout_lists_what_git_lists_there(tmp_path):
+    _write(tmp_path, "packages/app/src/main.js", "packages/app/coverage/junk.html", "packages/other/x.js")
+    (tmp_path / ".gitignore").write_text("coverage/\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    app = tmp_path / "packages" / "app"
+    found = listed(str(app), git_names(str(app)))
+    assert found == {"files": ["src/main.js"], "truncated": False, "source": "git"}  # relative to the service
+
+
 def test_a_plain_folder_is_walked_without_dependency_or_hidden_folders_or_links(tmp_path):
     _write(tmp_path, "a.txt", "docs/b.md", "node_modules/dep/index.js", ".cache/x", ".hidden/y", "__pycache__/z.pyc")
     (tmp_path / "out").symlink_to("/etc", target_is_directory=True)
