@@ -134,6 +134,13 @@ def test_a_pasted_text_can_be_taken_out_of_the_composer_and_short_text_pastes_as
     panel.find(".tray").get_by_role("button", name="Remove pasted text, 5,000 characters").click()
     expect(panel.find(".tray details.pasted")).to_have_count(0)
     expect(textarea).to_have_value("one short line")
+    # Past what the draft keeps over a reload, a paste is refused, saying what to do instead.
+    page.evaluate("(text) => navigator.clipboard.writeText(text)", "z" * 1_000_001)
+    textarea.click()
+    page.keyboard.press("Control+V")
+    expect(panel.find(".hint")).to_contain_text("This paste is 1,000,001 characters; the panel keeps at most 1,000,000")
+    expect(panel.find(".tray details.pasted")).to_have_count(0)
+    expect(textarea).to_have_value("one short line")
 
 
 def test_a_24_mb_image_is_scaled_down_as_it_is_added_and_sent_within_the_models_limits(page, daemon, mock, shots):

@@ -6,6 +6,7 @@
 import { el, clear } from "./dom.js";
 import { ImageProblem, describe, fitImage } from "./images.js";
 import { isLong, pasteChip, pasteLabel } from "./paste.js";
+import { MAX_DRAFT } from "./store.js";
 
 export const MAX_FRAME_BYTES = 8 * 1024 * 1024; // a whole send frame, as UTF-8 JSON (devhostd's limit)
 
@@ -68,6 +69,12 @@ export class Composer {
   }
 
   addPaste(text) {
+    if (text.length > MAX_DRAFT) {
+      // The draft keeps it across a hot reload only up to MAX_DRAFT: a bigger one would be lost then.
+      this.onProblem(`This paste is ${text.length.toLocaleString("en-US")} characters; the panel keeps at most `
+        + `${MAX_DRAFT.toLocaleString("en-US")}. Save it in a file of the checkout and mention it with @ instead.`);
+      return;
+    }
     this.pastes.push({ text });
     this._pastesChanged();
   }

@@ -10,7 +10,7 @@
 export const VERSION = 1;
 export const TARGETS = ["project", "devhost"];
 const SIDES = ["right", "left"];
-const MAX_DRAFT = 1_000_000; // characters; a draft past this is not worth a failing quota
+export const MAX_DRAFT = 1_000_000; // characters; a draft past this is not worth a failing quota
 const MAX_PASTES = 20;
 
 export function storageKey(projectDirectory, origin) {
