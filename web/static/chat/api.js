@@ -2,9 +2,15 @@
 // that devhostd requires on POST and PUT).
 
 export class ApiError extends Error {
-  constructor(message, status) {
+  /** ``body``: devhostd's answer as it came (a refusal's code and details: a conflict's paths). */
+  constructor(message, status, body = null) {
     super(message);
     this.status = status;
+    this.body = body;
+  }
+
+  get code() {
+    return this.body?.code || null;
   }
 }
 
@@ -37,9 +43,12 @@ async function call(method, path, body) {
   } catch {
     // not JSON: only a daemon bug or a proxy in between would do that
   }
-  if (!response.ok) throw new ApiError(value?.error || `devhostd answered ${response.status}`, response.status);
+  if (!response.ok) throw new ApiError(value?.error || `devhostd answered ${response.status}`, response.status, value);
   return value;
 }
+
+const turnPath = (id, turnId, what, target) =>
+  `/__devhost__/chat/sessions/${encodeURIComponent(id)}/turns/${encodeURIComponent(turnId)}/${what}?${query(target)}`;
 
 const query = (target) => new URLSearchParams({ pageURL: pageURL(), chatTarget: target }).toString();
 
@@ -73,6 +82,15 @@ export const api = {
   /** The skills the session's CLI offers: [{name, description, source}]. */
   skills: (id, target) => call("GET", `/__devhost__/chat/sessions/${encodeURIComponent(id)}/skills?${query(target)}`)
     .then((v) => v.skills),
+  /** What a turn changed in the checkout's files, with each file's hunks: {turnId, files, skipped}. */
+  changes: (id, target, turnId) => call("GET", turnPath(id, turnId, "changes", target)),
+  /** Puts files (or hunks: [{path, header}]) of a turn back as they were before it; all of them
+      with neither. A 409 (code "conflict", body.paths) when they changed since, unless ``force``. */
+  revert: (id, target, turnId, { paths, hunks, force } = {}) => call("POST", turnPath(id, turnId, "revert", target), {
+    ...(paths ? { paths } : {}), ...(hunks ? { hunks } : {}), ...(force ? { force: true } : {}) }),
+  /** The turn's files put back and the conversation taken back to before it: {files, conversation, note}. */
+  rewind: (id, target, turnId, { force } = {}) => call("POST", turnPath(id, turnId, "rewind", target),
+    force ? { force: true } : {}),
   /** Whether this page's hot reloads are held: {held, updates, bytes, ended}. */
   reloads: () => call("GET", "/__devhost__/reloads"),
   holdReloads: (held) => call("PUT", "/__devhost__/reloads", { held }),

@@ -258,6 +258,7 @@ export class Transcript {
     if (!entry.id) return entry; // a note, or an interrupted turn's end
     const item = this.items.get(entry.id);
     if (!item) return this._userView(entry.id, null);
+    if (item.kind === "changes" || (!item.kind && item.type === "changes")) return changesView(item);
     switch (item.kind) {
       case "user": return this._userView(item.id, item);
       case "assistant":
@@ -377,6 +378,21 @@ export class Transcript {
              answers: item.answers || null,
              settled: item.state === "cancelled" || item.state === "dismissed" ? "No longer waiting for an answer." : "" };
   }
+}
+
+/** A turn's `changes` item (devhostd's checkpoints): the files it changed, with their counts (the
+    hunks are asked for when the review opens), and why there is no checkpoint when there is none.
+    One with no file and no note shows nothing. */
+function changesView(item) {
+  const files = Array.isArray(item.files) ? item.files.filter((f) => f && typeof f.path === "string") : [];
+  const note = typeof item.note === "string" ? item.note : "";
+  if (!files.length && !note) return { key: item.id, kind: "hidden" };
+  const sum = (field) => files.reduce((total, f) => total + (Number(f[field]) || 0), 0);
+  return { key: item.id, kind: "changes", turnId: item.turnId, files,
+           added: Number.isFinite(item.added) ? item.added : sum("added"),
+           removed: Number.isFinite(item.removed) ? item.removed : sum("removed"),
+           skipped: Array.isArray(item.skipped) ? item.skipped : [], note,
+           reverted: Array.isArray(item.reverted) ? item.reverted : [] };
 }
 
 // devhostd's command_result error for a send an interrupt cancelled before the CLI got it.

@@ -2,6 +2,7 @@
 // conversation, and the composer. It talks to devhostd only through the Chat API.
 
 import { api, devhostURL } from "./api.js";
+import { ChangesReview } from "./changes.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
 import { Continuity } from "./continuity.js";
@@ -151,7 +152,9 @@ export class Panel {
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/panel.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/input.css") }),
       el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/compose.css") }),
-      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/page.css") }), u.launcher, u.panel, u.layer);
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/page.css") }),
+      el("link", { rel: "stylesheet", href: devhostURL("/__devhost__/static/chat/changes.css") }), u.launcher, u.panel, u.layer);
+    this.review = new ChangesReview(this); // a turn's changed files, over the conversation
 
     this.visualHeights = new Map(); // visual id -> the height its page last reported
     this.view = new ConversationView(u.log, u.items, {
@@ -180,6 +183,7 @@ export class Panel {
         this.ui.textarea.focus();
       },
       retry: (item) => this.sendPrompt(item.text), // a failed turn's last message, sent again
+      reviewChanges: (item, opener) => this.review.open(item, opener),
     });
     // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
     // cannot open a window itself). Only frames of this panel's own visuals are listened to.
@@ -349,6 +353,7 @@ export class Panel {
 
   attach(record) {
     this._disconnect();
+    this.review?.close(); // a review is of one conversation's turn
     this.session = record;
     this.modeAsked = null;
     this.accountAsked = undefined;
@@ -377,6 +382,7 @@ export class Panel {
 
   detach() {
     this._disconnect();
+    this.review.close();
     this.session = null;
     this.logView.show(null);
     this.continuity.clear();

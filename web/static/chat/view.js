@@ -5,6 +5,7 @@
 
 import { el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
+import { changesLine } from "./changes.js";
 import { fileChanges, renderChanges } from "./diffs.js";
 import { MODES, RUNTIME_MODES } from "./modes.js";
 import { notSentActions } from "./not_sent.js";
@@ -286,6 +287,7 @@ const RENDERERS = {
                    title: `Send your last message again: “${item.text.split("\n")[0].slice(0, 80)}”`,
                    onclick: (event) => { event.currentTarget.disabled = true; actions.retry(item); } }, "↻ Retry")),
   notice: (item) => el("div", { class: "item notice" }, item.text),
+  changes: (item, actions) => changesLine(item, actions), // a turn's files changed: opens the review (changes.js)
   visual: (item, actions) => {
     // A page an agent published: shown in a sandboxed frame (scripts, but no same-origin rights,
     // no popups, no top navigation) from the visuals origin, sized by what its page reports.
