@@ -60,8 +60,9 @@ def test_a_turns_changes_open_in_a_review_and_revert_file_puts_the_page_back(pag
     expect(opener).to_be_visible()
 
     opener.click()
-    dialog = page.get_by_role("dialog", name=f"1 file changed +1 {MINUS}1")
+    dialog = page.get_by_role("dialog", name="Changes of this turn")
     expect(dialog).to_be_visible()
+    expect(dialog.locator(".changes-sum")).to_have_text(f"1 file changed +1 {MINUS}1")
     expect(dialog.locator(".changes-list")).to_contain_text("modified")
     expect(dialog.locator(".changes-list")).to_contain_text("main.js")
     # The hunk, as devhostd's checkpoint store made it: the line before and the line after.
@@ -83,7 +84,7 @@ def test_a_turns_changes_open_in_a_review_and_revert_file_puts_the_page_back(pag
     page.keyboard.press("Enter")  # the keyboard opens it again
     expect(dialog).to_be_visible()
 
-    dialog.get_by_role("button", name="Revert main.js").click()
+    dialog.get_by_role("button", name="Revert file main.js").click()
     question = dialog.get_by_role("alertdialog")
     expect(question).to_have_text(re.compile(r"^Put main\.js back as it was before this turn\?"))
     expect(question.get_by_role("button", name="Cancel")).to_be_focused()  # the safe answer is the default
@@ -92,13 +93,13 @@ def test_a_turns_changes_open_in_a_review_and_revert_file_puts_the_page_back(pag
     expect(dialog).to_be_visible()
     assert "version 2" in (vite / "main.js").read_text()
 
-    dialog.get_by_role("button", name="Revert main.js").click()
+    dialog.get_by_role("button", name="Revert file main.js").click()
     question.get_by_role("button", name="Revert file").click()
     expect(page.locator("#app")).to_have_text("version 1")  # put back on disk; Vite's hot update shows it
     assert (vite / "main.js").read_text() == main_js(1)
     expect(dialog.get_by_role("status")).to_have_text("Put back: main.js.")
     # The review reloaded what is left of the turn's changes: nothing.
-    expect(dialog.locator(".changes-title")).to_have_text("No changes left")
+    expect(dialog.locator(".changes-sum")).to_have_text("No changes left")
     expect(dialog.locator(".changes-file")).to_have_count(0)
     expect(dialog.get_by_role("button", name="Undo turn")).to_be_disabled()
     dialog.get_by_role("button", name="Close the review").click()
@@ -113,8 +114,8 @@ def test_a_file_changed_on_disk_since_the_turn_is_a_conflict_that_can_be_reverte
     expect(page.locator("#app")).to_have_text("version 7")
 
     line.get_by_role("button", name=re.compile(r"^1 file changed")).click()
-    dialog = page.get_by_role("dialog", name=re.compile(r"^1 file changed"))
-    dialog.get_by_role("button", name="Revert main.js").click()
+    dialog = page.get_by_role("dialog", name="Changes of this turn")
+    dialog.get_by_role("button", name="Revert file main.js").click()
     question = dialog.get_by_role("alertdialog")
     question.get_by_role("button", name="Revert file").click()
     # Nothing written: the question now names the file that changed since, and offers to go on.
@@ -133,14 +134,14 @@ def test_undo_turn_puts_every_file_back_after_saying_how_many(page, daemon, vite
     expect(page.locator("#app")).to_have_text("version 1")
     line = a_turn_that_writes_version(panel, page, mock, vite, 3)
     line.get_by_role("button", name=re.compile(r"^1 file changed")).click()
-    dialog = page.get_by_role("dialog", name=re.compile(r"^1 file changed"))
+    dialog = page.get_by_role("dialog", name="Changes of this turn")
     dialog.get_by_role("button", name="Undo turn").click()
     question = dialog.get_by_role("alertdialog")
     expect(question).to_contain_text("Put the 1 file of this turn back as they were before it? "
                                      "The conversation stays as it is.")
     question.get_by_role("button", name="Undo turn").click()
     expect(page.locator("#app")).to_have_text("version 1")
-    expect(dialog.locator(".changes-title")).to_have_text("No changes left")
+    expect(dialog.locator(".changes-sum")).to_have_text("No changes left")
 
 
 # ---- how a changes item is drawn ---------------------------------------------------------------

@@ -56,7 +56,8 @@ export class ChangesReview {
     this.busy = false;
     this.asking = null; // the confirmation shown: {action, opener}
     this.ui = {
-      title: el("h2", { class: "changes-title", id: "devhost-changes-title" }, "Changes"),
+      title: el("h2", { class: "changes-title", id: "devhost-changes-title" }, "Changes of this turn"),
+      sum: el("div", { class: "changes-sum" }),
       close: el("button", { type: "button", class: "icon", title: "Close the review (Escape)", "aria-label": "Close the review",
                             onclick: () => this.close() }, "×"),
       said: el("div", { class: "changes-said", role: "status" }),
@@ -73,7 +74,7 @@ export class ChangesReview {
     u.dialog = el("div", { class: "changes-review", role: "dialog", "aria-modal": "true", "aria-labelledby": "devhost-changes-title",
                            hidden: true, onkeydown: (event) => this._key(event) },
       el("div", { class: "changes-head" }, u.title, u.close),
-      u.said, u.confirm, u.body,
+      u.sum, u.said, u.confirm, u.body,
       el("div", { class: "changes-foot" }, u.undo, u.rewind));
     panel.ui.panel.append(u.dialog);
   }
@@ -142,7 +143,7 @@ export class ChangesReview {
     const files = this.changes?.files || [];
     const added = files.reduce((n, f) => n + (Number(f.added) || 0), 0);
     const removed = files.reduce((n, f) => n + (Number(f.removed) || 0), 0);
-    u.title.textContent = files.length ? changedWords(files.length, added, removed) : "No changes left";
+    u.sum.textContent = files.length ? changedWords(files.length, added, removed) : "No changes left";
     const skipped = this.changes?.skipped || [];
     u.body.replaceChildren(
       files.length ? el("ul", { class: "changes-list", "aria-label": "Files" }, files.map((file, index) =>
@@ -154,7 +155,7 @@ export class ChangesReview {
         : el("p", { class: "muted" }, "Every file of this turn is as it was before it."),
       skipped.length ? el("p", { class: "muted changes-skipped" },
         `Left out for their size (not kept, so they cannot be put back): ${skipped.join(", ")}`) : null,
-      files.map((file, index) => this._file(file, index)));
+      ...files.map((file, index) => this._file(file, index)));
     u.undo.title = files.length ? "Put every file of this turn back as it was before it" : "Undo turn: nothing is left to put back";
     this._setBusy(this.busy);
   }
@@ -170,7 +171,7 @@ export class ChangesReview {
 
   _file(file, index) {
     const hunks = Array.isArray(file.hunks) ? file.hunks : null;
-    const label = `Revert ${file.path}`;
+    const label = `Revert file ${file.path}`;
     return el("section", { class: "diff changes-file", id: `devhost-change-${index}`, "aria-label": file.path, tabindex: "-1" },
       el("div", { class: "diff-head" },
         el("span", { class: "status", dataset: { status: file.status } }, STATUS_WORD[file.status] || file.status),
@@ -228,8 +229,8 @@ export class ChangesReview {
     const yes = conflict ? "Revert anyway" : { file: "Revert file", hunk: "Revert hunk", undo: "Undo turn", rewind: "Rewind" }[action.kind];
     u.confirm.replaceChildren(
       el("p", { id: "devhost-changes-question" }, conflict
-        ? `${conflict.length === 1 ? "This file has" : "These files have"} changed since the turn; reverting puts them back `
-          + "anyway and what changed since is lost:"
+        ? (conflict.length === 1 ? "This file has changed since the turn; reverting puts it back anyway, "
+          : "These files have changed since the turn; reverting puts them back anyway, ") + "and what changed since is lost:"
         : this._question(action)),
       conflict ? el("ul", { class: "changes-conflict" }, conflict.map((path) => el("li", {}, path))) : null,
       el("div", { class: "buttons" },
