@@ -125,7 +125,9 @@ export class ChangesReview {
       if (this.ui.said.dataset.kind === "loading") this.say("");
     } catch (error) {
       if (turn !== this.turn) return;
-      this.say(`The changes could not be loaded: ${error.message}`, "error");
+      // After a revert or a rewind, what it did stays said (a rewound turn may have no changes left to ask for).
+      if (this.ui.said.dataset.kind === "done") this.say(`${this.ui.said.textContent} What is left could not be loaded: ${error.message}`, "done");
+      else this.say(`The changes could not be loaded: ${error.message}`, "error");
     }
     this._render();
   }
