@@ -104,6 +104,8 @@ def test_a_turns_changes_open_in_a_review_and_revert_file_puts_the_page_back(pag
     expect(dialog.get_by_role("button", name="Undo turn")).to_be_disabled()
     dialog.get_by_role("button", name="Close the review").click()
     expect(dialog).to_be_hidden()
+    expect(line).to_have_text("1 file put back as before this turn")  # the item, republished
+    expect(panel.find("textarea")).to_be_focused()  # the line's button went with the files
 
 
 def test_a_file_changed_on_disk_since_the_turn_is_a_conflict_that_can_be_reverted_anyway(page, daemon, vite, mock):
@@ -184,12 +186,15 @@ def test_a_changes_item_is_a_line_of_its_files_and_counts_with_what_was_skipped(
     expect(lines.nth(1)).to_contain_text("(2 skipped: too large)")
 
 
-def test_a_turn_without_a_checkpoint_shows_why_and_one_with_nothing_shows_nothing(page, daemon):
+def test_a_turn_without_a_checkpoint_shows_why_one_put_back_says_so_and_one_with_nothing_shows_nothing(page, daemon):
     panel = shown(page, daemon,
                   {"id": "changes-a", "files": [], "added": 0, "removed": 0,
                    "note": "No checkpoint: the folder could not be read in time."},
-                  {"id": "changes-b", "files": [], "added": 0, "removed": 0})
+                  {"id": "changes-b", "files": [], "added": 0, "removed": 0},
+                  {"id": "changes-c", "files": [], "added": 0, "removed": 0, "reverted": ["a.txt", "b.txt"]})
     lines = panel.items("changes")
-    expect(lines).to_have_count(1)
+    expect(lines).to_have_count(2)
+    expect(lines.nth(1)).to_have_text("2 files put back as before this turn")
+    lines = lines.first
     expect(lines).to_have_text("No checkpoint: the folder could not be read in time.")
     expect(lines.get_by_role("button")).to_have_count(0)

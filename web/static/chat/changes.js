@@ -27,9 +27,10 @@ export function changesLine(item, actions) {
     el("span", { class: "added" }, `+${item.added}`), " ", el("span", { class: "removed" }, `${MINUS}${item.removed}`)) : null;
   const skipped = item.skipped.length
     ? el("span", { class: "skipped" }, ` (${item.skipped.length} skipped: too large)`) : null;
-  const reverted = item.reverted.length
-    ? el("span", { class: "reverted" }, ` · ${item.reverted.length} put back`) : null;
-  return el("div", { class: "item changes" }, open || skipped ? el("div", { class: "changes-row" }, open, skipped, reverted) : null,
+  const back = item.reverted.length;
+  const reverted = !back ? null : count ? el("span", { class: "reverted" }, ` · ${back} put back`)
+    : el("span", { class: "reverted" }, `${back === 1 ? "1 file" : `${back} files`} put back as before this turn`);
+  return el("div", { class: "item changes" }, open || skipped || reverted ? el("div", { class: "changes-row" }, open, skipped, reverted) : null,
     item.note ? el("div", { class: "muted changes-note" }, item.note) : null);
 }
 

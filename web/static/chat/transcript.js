@@ -382,17 +382,19 @@ export class Transcript {
 
 /** A turn's `changes` item (devhostd's checkpoints): the files it changed, with their counts (the
     hunks are asked for when the review opens), and why there is no checkpoint when there is none.
-    One with no file and no note shows nothing. */
+    One with no file and no note shows nothing (unless its files were all put back). */
 function changesView(item) {
   const files = Array.isArray(item.files) ? item.files.filter((f) => f && typeof f.path === "string") : [];
   const note = typeof item.note === "string" ? item.note : "";
-  if (!files.length && !note) return { key: item.id, kind: "hidden" };
+  const reverted = Array.isArray(item.reverted) ? item.reverted : [];
+  // Every file put back: the line says so (a turn that changed nothing shows nothing).
+  if (!files.length && !note && !reverted.length) return { key: item.id, kind: "hidden" };
   const sum = (field) => files.reduce((total, f) => total + (Number(f[field]) || 0), 0);
   return { key: item.id, kind: "changes", turnId: item.turnId, files,
            added: Number.isFinite(item.added) ? item.added : sum("added"),
            removed: Number.isFinite(item.removed) ? item.removed : sum("removed"),
            skipped: Array.isArray(item.skipped) ? item.skipped : [], note,
-           reverted: Array.isArray(item.reverted) ? item.reverted : [] };
+           reverted };
 }
 
 // devhostd's command_result error for a send an interrupt cancelled before the CLI got it.
