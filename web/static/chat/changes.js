@@ -282,7 +282,11 @@ export class ChangesReview {
     if (turn !== this.turn) return;
     this._closeConfirm(false);
     this.say(this._done(action, answer), "done");
-    await this.load(); // what is left of the turn's changes
+    if (action.kind === "rewind") {
+      // The turn is gone from the conversation, and its files are back: nothing is left to review.
+      this.changes = { files: [], skipped: this.changes?.skipped || [] };
+      this._render();
+    } else await this.load(); // what is left of the turn's changes
     this.ui.close.focus(); // the button that asked may be gone with its file
   }
 
