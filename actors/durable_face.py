@@ -348,6 +348,16 @@ class DurableFace:
         self.write_record()  # the attempt is on disk before any process works on it
         return turn["id"], attempt
 
+    def rewind_to(self, turn_id: str) -> None:
+        """The thread back to before ``turn_id`` (a rewind): cursors of before expire, as after a clear."""
+        self.emit(self.thread.rewind_to(turn_id))
+        self.record.mark_reset()
+        self.emit(self.thread.refresh_info())
+        self.write_record()
+        kept = [mark for mark in self.kept.bookmarks if self.thread.has(mark.get("itemId"))]
+        if kept != self.kept.bookmarks:
+            self.set_bookmarks(kept)  # the items they marked are gone
+
     def reset(self) -> None:
         info = self.info
         info.update(agentSessionId=None, running=False, activeTurnId=None, queue=[], queuePaused=False,

@@ -23,6 +23,16 @@ HISTORY_BROKEN = ("not sent: the session's event history could not be written, s
                   "close the session and resume it")
 
 
+def rewind_note(answer: dict, why: str | None) -> str:
+    """What a rewind did, in the words the person reads under the conversation."""
+    files = ("no file had changed" if answer["files"] == "reverted" and not answer["reverted"] else
+             f"{len(answer['reverted'])} file(s) put back as they were" if answer["files"] == "reverted" else
+             "the files were left as they are (that turn has no checkpoint)")
+    said = ("the agent's conversation goes on from before that turn" if answer["conversation"] == "rewound" else
+            f"the agent still remembers the later turns ({why})" if why else "the agent still remembers the later turns")
+    return f"Rewound to before that turn: {files}; {said}."
+
+
 class Session:
     def __init__(self, chat, open_session: bool):
         self._chat = chat
@@ -289,15 +299,40 @@ class Session:
         chat.turns.retire_cli()
         chat.keeping.revoke_agent_token()
         chat.link.forget_conversation()
+        chat.checkpoints.forget()  # its turns are gone: so are their checkpoints
         chat.durable.reset()
         chat.keeping.drop_visuals()
         return {}
+
+    def rewind(self, turn_id: str, force: bool) -> dict:
+        """Files and conversation back to before ``turn_id``. The files go first (a conflict
+        refuses the whole rewind, nothing changed); then the thread drops the turn and what
+        followed, and the CLI is told as far as it can be (its own ``rewind``)."""
+        chat = self._chat
+        if chat.durable.thread.busy():
+            raise ChatError("chat-busy", f"Chat {chat.chat_id} is still working: stop the turn, then rewind")
+        turn = chat.durable.thread.item(turn_id)
+        if turn is None or turn.get("kind") != "turn":
+            raise ChatError("item-not-found", f"No turn {turn_id} in chat {chat.chat_id}")
+        reverted = chat.checkpoints.revert_since(turn_id, force) if turn.get("checkpoint") else None
+        anchor = chat.durable.rewind_anchor(turn_id)
+        chat.take_up.lapse()
+        rewound, why = chat.link.rewind(anchor)
+        chat.durable.rewind_to(turn_id)
+        answer = {"files": "unchanged" if reverted is None else "reverted", "reverted": reverted or [],
+                  "conversation": "rewound" if rewound else "unsupported"}
+        answer["note"] = rewind_note(answer, why)
+        chat.durable.note("info", answer["note"])
+        chat.log("chat.rewind", turn=turn_id, files=len(reverted or []), conversation=answer["conversation"])
+        chat.publish()
+        return answer
 
     def kill(self) -> dict:
         chat = self._chat
         chat.keeping.revoke_agent_token()
         chat.take_up.lapse()
         chat.keeping.drop_visuals()
+        chat.checkpoints.forget()
         chat.durable.remove()  # from here nothing of this chat reaches the disk again
         self.close(1000)
         return {}
