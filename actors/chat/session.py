@@ -29,7 +29,8 @@ def rewind_note(answer: dict, why: str | None) -> str:
              f"{len(answer['reverted'])} file(s) put back as they were" if answer["files"] == "reverted" else
              "the files were left as they are (that turn has no checkpoint)")
     said = ("the agent's conversation goes on from before that turn" if answer["conversation"] == "rewound" else
-            f"the agent still remembers the later turns ({why})" if why else "the agent still remembers the later turns")
+            f"the agent still remembers the later turns ({why})" if why else
+            "the agent still remembers the later turns")
     return f"Rewound to before that turn: {files}; {said}."
 
 

@@ -15,7 +15,8 @@ def seed_diff(listed: dict) -> dict:
         if entry.get("binary"):
             out["omitted"] = "binary"
         else:
-            out["diff"] = "\n".join(line for hunk in entry.get("hunks", ()) for line in (hunk["header"], *hunk["lines"]))
+            out["diff"] = "\n".join(line for hunk in entry.get("hunks", ())
+                                    for line in (hunk["header"], *hunk["lines"]))
             if entry.get("truncated"):
                 out["omitted"] = "too-large"
         files.append(out)

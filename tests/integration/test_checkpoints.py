@@ -99,7 +99,8 @@ def _three_files_then_back(core, chat_id, project, turn, item):
     assert "-beta\r" in listed["b.txt"]["hunks"][0]["lines"] and listed["c.txt"]["hunks"][0]["lines"] == ["+a new file"]
 
     first = listed["a.txt"]["hunks"][0]["header"]
-    done = core.request("chat.revert", {"chatId": chat_id, "turnId": turn, "hunks": [{"path": "a.txt", "header": first}]})
+    done = core.request("chat.revert", {"chatId": chat_id, "turnId": turn,
+                                        "hunks": [{"path": "a.txt", "header": first}]})
     assert done["reverted"] == ["a.txt"]
     assert (project / "a.txt").read_text() == ORIGINAL_A.replace("line 39\n", "line thirty-nine\n")
     assert len(_by_path(done)["a.txt"]["hunks"]) == 1  # what is left of the turn
