@@ -348,6 +348,16 @@ class CliLink:
             self.resume_at = anchor.resume_at
             self._owner.link_rewound(True, "the next message continues the conversation from before that turn")
 
+    def _anchor_failed(self, reason: str) -> None:
+        """The process started at a rewind's anchor failed before it took a message (a stale
+        uuid: Claude Code says "No message found with message.uuid of: …" and exits 1). The
+        anchor is dropped, so the next start resumes the whole conversation instead of failing
+        the same way for ever, and the owner hears the rewind did not hold."""
+        self._log("session.rewound", ok=False, error=reason)
+        self.resume_at = self._resumed_at = None
+        self._owner.link_rewound(False, f"{self.harness.LABEL} could not resume the conversation from before that "
+                                        f"turn ({reason}); the next message continues the whole conversation")
+
     def heard(self) -> None:
         """The current CLI wrote something (the heartbeat measures quiet from here)."""
         self.last_event_at = time.monotonic()
@@ -501,6 +511,8 @@ class CliLink:
             self.cli_turn = effect.cli_turn or self.cli_turn
             return True
         if isinstance(effect, fx.TurnEnded):
+            if effect.error and self._resumed_at is not None:
+                self._anchor_failed(effect.error)
             self._end_turn(effect)
             self._owner.link_turn_ended(effect)
             return True
