@@ -10,6 +10,10 @@ Each turn item keeps the CLI's own ids of it under ``native`` (the projections' 
 - Codex: ``turnId``, its id from ``turn/started``. A rewind of turn N is ``thread/revert`` with
   ``beforeTurnId`` N's own id (N and every later turn leave the thread's history).
 
+A turn a rewind took out stays in the thread (the person may still read it) but is no longer
+the CLI's: it is marked ``rewound: true`` on its item (the chat marks the rewound turn and every
+later one), and no anchor is ever taken from it.
+
 Measured on the pinned CLIs: docs/rewind.md. A turn with no native ids (one read back from a
 saved conversation, or run before devhostd kept them) cannot anchor a rewind: ``NoAnchor`` says
 so, and the files can still be put back.
@@ -37,6 +41,8 @@ def anchor_for(provider: str, turns: list[dict], turn_id: str) -> Anchor:
     index = next((i for i, turn in enumerate(turns) if turn.get("id") == turn_id), None)
     if index is None:
         raise NoAnchor(f"the chat has no turn {turn_id!r}")
+    if turns[index].get("rewound"):
+        raise NoAnchor("that turn was rewound already: it is no longer in the conversation")
     if provider == "codex":
         before = (turns[index].get("native") or {}).get("turnId")
         if not before:
@@ -44,11 +50,12 @@ def anchor_for(provider: str, turns: list[dict], turn_id: str) -> Anchor:
                            "or it never started), so its conversation cannot be rewound")
         return Anchor(before_turn=before)
     if provider == "claude":
-        for turn in reversed(turns[:index]):
+        kept = [turn for turn in turns[:index] if not turn.get("rewound")]
+        for turn in reversed(kept):
             last = (turn.get("native") or {}).get("lastUuid")
             if last:
                 return Anchor(resume_at=last)
-        if any(turn.get("origin") != "cli" and not (turn.get("native") or {}) for turn in turns[:index]):
+        if any(turn.get("origin") != "cli" and not (turn.get("native") or {}) for turn in kept):
             # Turns whose entries devhostd never saw (a saved conversation read back): resuming
             # anywhere could keep the wrong ones.
             raise NoAnchor("the turns before that one were not run by this devhostd, so Claude Code's "

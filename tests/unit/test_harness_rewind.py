@@ -120,6 +120,14 @@ def test_claude_rewinds_a_turn_to_the_last_entry_of_the_turn_before(face):
     assert anchor_for("claude", turns, "t4") == Anchor(resume_at=turns[2]["native"]["lastUuid"])
 
 
+def test_turns_a_rewind_took_out_anchor_nothing_and_cannot_be_rewound_again(face):
+    turns = claude_turns(face)[:3]
+    turns[1] = {**turns[1], "rewound": True}  # t2 rewound: t3 followed t1 in the conversation
+    assert anchor_for("claude", turns, "t3") == Anchor(resume_at=turns[0]["native"]["lastUuid"])
+    with pytest.raises(NoAnchor, match="rewound already"):
+        anchor_for("claude", turns, "t2")
+
+
 def test_claude_rewinding_the_first_turn_keeps_nothing_so_a_new_conversation_starts(face):
     assert anchor_for("claude", claude_turns(face), "t1") == Anchor(fresh=True)
 
