@@ -421,6 +421,9 @@ class Chat(pykka.ThreadingActor):
         self.log("error", kind="startup", error=message)
         self.session.end_faulty_cli(message)
 
+    def link_rewound(self, ok: bool, message: str) -> None:
+        self.session.rewound(ok, message)
+
     def link_changed(self) -> None:
         self.publish()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from actors.core import limits
+from actors.harness import rewind
 from actors.core.thread import now_ms
 from actors.errors import ChatError
 from actors.durable_face import provider_of
@@ -42,6 +43,7 @@ class Session:
         self._cli_fault = None  # why devhost is ending the current CLI, when the CLI itself failed
         self.history_broken = False
         self._told_unsaved = False  # the person was told the chat cannot be saved (and not yet that it is)
+        self._rewinding = ...  # None while a rewind waits for the link's word; then (ok, message)
 
     # ---- the session's error -------------------------------------------------------------------
 
@@ -315,18 +317,40 @@ class Session:
         turn = chat.durable.thread.item(turn_id)
         if turn is None or turn.get("kind") != "turn":
             raise ChatError("item-not-found", f"No turn {turn_id} in chat {chat.chat_id}")
+        try:
+            anchor, why = rewind.anchor_for(provider_of(chat.harness), chat.durable.thread.turns(), turn_id), None
+        except rewind.NoAnchor as exc:
+            anchor, why = None, str(exc)
         reverted = chat.checkpoints.revert_since(turn_id, force) if turn.get("checkpoint") else None
-        anchor = chat.durable.rewind_anchor(turn_id)
         chat.take_up.lapse()
-        rewound, why = chat.link.rewind(anchor)
+        if anchor is not None:
+            if anchor.before_turn is None and chat.link.running:
+                chat.turns.retire_cli()  # Claude Code resumes at the anchor on its next start
+            self._rewinding = None
+            chat.link.rewind(anchor)  # Claude Code's answer comes at once; Codex's when it replies
+            rewound, said = self._rewinding or (True, None)
+            self._rewinding = ...
+            if not rewound:
+                why = said
+            elif anchor.fresh:
+                chat.durable.update_info(agentSessionId=None)
         chat.durable.rewind_to(turn_id)
         answer = {"files": "unchanged" if reverted is None else "reverted", "reverted": reverted or [],
-                  "conversation": "rewound" if rewound else "unsupported"}
+                  "conversation": "rewound" if anchor is not None and why is None else "unsupported"}
         answer["note"] = rewind_note(answer, why)
         chat.durable.note("info", answer["note"])
         chat.log("chat.rewind", turn=turn_id, files=len(reverted or []), conversation=answer["conversation"])
         chat.publish()
         return answer
+
+    def rewound(self, ok: bool, message: str) -> None:
+        """What became of the CLI's rewind: during ``rewind`` (Claude Code's, at once) it is the
+        answer's; later (Codex's reply) a failure is said under the conversation."""
+        if self._rewinding is None:
+            self._rewinding = (ok, message)
+        elif not ok:
+            self._chat.durable.note("warning", f"The agent's conversation was not rewound: {message}")
+            self._chat.publish()
 
     def kill(self) -> dict:
         chat = self._chat

@@ -10,9 +10,9 @@ Each turn item keeps the CLI's own ids of it under ``native`` (the projections' 
 - Codex: ``turnId``, its id from ``turn/started``. A rewind of turn N is ``thread/revert`` with
   ``beforeTurnId`` N's own id (N and every later turn leave the thread's history).
 
-A turn a rewind took out stays in the thread (the person may still read it) but is no longer
-the CLI's: it is marked ``rewound: true`` on its item (the chat marks the rewound turn and every
-later one), and no anchor is ever taken from it.
+A turn a rewind took out leaves the thread with every later one (actors/chat/session.py
+``rewind``: the conversation the person reads is the one the CLI goes on with); a turn marked
+``rewound: true`` is never an anchor.
 
 Measured on the pinned CLIs: docs/rewind.md. A turn with no native ids (one read back from a
 saved conversation, or run before devhostd kept them) cannot anchor a rewind: ``NoAnchor`` says

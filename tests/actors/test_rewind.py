@@ -2,21 +2,16 @@
 
 Two turns ("remember the word alpha", "remember the word beta"), the second rewound, a third
 sent: the third request the mock model receives holds alpha's turn and not beta's. The anchor is
-taken from the chat's own turn items (actors/harness/rewind.py) and handed to the chat's link
-(``CliLink.rewind``) inside the chat's actor, as ``chat.rewind`` will; what the link tells its
-chat of the rewind (``link_rewound``, the lead's to wire) is recorded here.
+taken from the chat's own turn items (actors/harness/rewind.py) by ``chat.rewind`` and handed to
+the chat's link (``CliLink.rewind``); the rewound turn leaves the thread.
 """
 from __future__ import annotations
 
 import os
 
-import gevent
 import pytest
 
-from actors.chat.actor import Chat
-from actors.harness.rewind import anchor_for
 from actors.registry import CoreClients, Registry
-from actors.tell import call
 from tests import mock_anthropic, mock_openai
 from tests.actors.shutdown import shut_down
 from tests.actors.test_core_chat import turn_ended
@@ -26,15 +21,6 @@ from tests.tiers import needs
 from web.core.wire import encode
 
 ASK = 30
-
-
-@pytest.fixture
-def rewound(monkeypatch):
-    """What each chat's link told it of its rewinds: chat id -> [(ok, message)]."""
-    told: dict[str, list] = {}
-    monkeypatch.setattr(Chat, "link_rewound", lambda self, ok, message: told.setdefault(
-        self.durable.chat_id, []).append((ok, message)), raising=False)
-    return told
 
 
 @pytest.fixture
@@ -55,7 +41,7 @@ def host(tmp_path, capsys):
     assert "bug:" not in capsys.readouterr().err
 
 
-def converse(registry, chat_id: str, provider: str, project: str, rewound: dict) -> list[dict]:
+def converse(registry, chat_id: str, provider: str, project: str) -> list[dict]:
     """Alpha, beta, beta rewound, the third message; the chat's turn items at the end."""
     registry.create_chat({"chatId": chat_id, "cwd": project, "provider": provider}).get(timeout=ASK)
     chat, sink = registry.chat(chat_id).get(timeout=ASK), Sink(encode)
@@ -65,23 +51,18 @@ def converse(registry, chat_id: str, provider: str, project: str, rewound: dict)
         sent = chat.core_send(text).get(timeout=ASK)
         assert turn_ended(sink, sent["turnId"])["state"] == "done"
         turns.append(sent["turnId"])
-    link, durable = chat.link.get(timeout=ASK), chat.durable.get(timeout=ASK)  # the chat's own parts
-
-    def rewind():  # inside the chat's actor, as chat.rewind will do it
-        link.rewind(anchor_for(provider, durable.thread.turns(), turns[1]))
-
-    call(chat, rewind)
-    with gevent.Timeout(ASK, AssertionError(f"no rewind told: {rewound}")):
-        while not rewound.get(chat_id):
-            gevent.sleep(0.05)
-    assert [ok for ok, _ in rewound[chat_id]] == [True], rewound[chat_id]
+    answer = chat.rewind(turns[1]).get(timeout=ASK)
+    assert answer["conversation"] == "rewound" and answer["files"] == "reverted", answer
+    assert answer["reverted"] == []  # these turns changed no file
+    left = [item["id"] for item in chat.history(None, 100).get(timeout=ASK)["items"] if item["kind"] == "turn"]
+    assert left == turns[:1]  # beta's turn left the thread
     sent = chat.core_send("what words do you remember?").get(timeout=ASK)
     assert turn_ended(sink, sent["turnId"])["state"] == "done"
     return chat.history(None, 100).get(timeout=ASK)["items"]
 
 
 @needs("peers")
-def test_claude_code_resumed_before_the_rewound_turn_no_longer_sends_it(tmp_path, monkeypatch, host, rewound):
+def test_claude_code_resumed_before_the_rewound_turn_no_longer_sends_it(tmp_path, monkeypatch, host):
     require_peers("claude")
     mock = mock_anthropic.MockAnthropic([mock_anthropic.text_reply(t) for t in
                                          ("Noted: alpha.", "Noted: beta.", "You told me alpha.")])
@@ -91,7 +72,7 @@ def test_claude_code_resumed_before_the_rewound_turn_no_longer_sends_it(tmp_path
             monkeypatch.setenv(key, value)
         project = tmp_path / "project"
         project.mkdir()
-        items = converse(host({"claude-code": (str(CLAUDE),)}), "r1", "claude", str(project), rewound)
+        items = converse(host({"claude-code": (str(CLAUDE),)}), "r1", "claude", str(project))
         third = mock_anthropic.message_text(mock.requests[2])
         assert "remember the word alpha" in third and "Noted: alpha." in third
         assert "beta" not in third and "what words do you remember?" in third
@@ -102,7 +83,7 @@ def test_claude_code_resumed_before_the_rewound_turn_no_longer_sends_it(tmp_path
 
 
 @needs("peers")
-def test_codex_reverted_before_the_rewound_turn_no_longer_sends_it(tmp_path, monkeypatch, host, rewound):
+def test_codex_reverted_before_the_rewound_turn_no_longer_sends_it(tmp_path, monkeypatch, host):
     require_peers("codex")
     mock = mock_openai.MockOpenAI([mock_openai.text_reply(t) for t in
                                    ("Noted: alpha.", "Noted: beta.", "You told me alpha.")])
@@ -113,12 +94,12 @@ def test_codex_reverted_before_the_rewound_turn_no_longer_sends_it(tmp_path, mon
         for key, value in codex_env(tmp_path / "home", mock.url, project_dirs=[project],
                                     approval_policy="never").items():
             monkeypatch.setenv(key, value)
-        items = converse(host({"codex": (str(CODEX),)}), "r2", "codex", str(project), rewound)
+        items = converse(host({"codex": (str(CODEX),)}), "r2", "codex", str(project))
         third = mock_openai.message_text(mock.requests[2])
         assert "remember the word alpha" in third and "Noted: alpha." in third
         assert "beta" not in third and "what words do you remember?" in third
-        assert rewound["r2"] == [(True, "Codex took the conversation back to before that turn")]
         turns = [item for item in items if item["kind"] == "turn"]
-        assert len({turn["native"]["turnId"] for turn in turns}) == 3
+        assert len({turn["native"]["turnId"] for turn in turns}) == 2
+        assert not [item for item in items if item["kind"] == "note" and item["level"] == "warning"]
     finally:
         mock.stop()

@@ -43,7 +43,8 @@ def link(tmp_path):
 def launches(link) -> list[str]:
     """The arguments of every process the link started, in order."""
     with gevent.Timeout(15, AssertionError("no CLI started")):
-        while not link.argv_file.exists() or len(link.argv_file.read_text().splitlines()) < link.process_serial // 2 + 1:
+        while not link.argv_file.exists() or \
+                len(link.argv_file.read_text().splitlines()) < link.process_serial // 2 + 1:
             gevent.sleep(0.01)
     return link.argv_file.read_text().splitlines()
 
@@ -70,7 +71,8 @@ def test_a_rewind_is_refused_while_a_turn_runs(link):
     feed(link, [ready_frame()])
     assert link.turn_active
     link.rewind(Anchor(resume_at=ANCHOR))
-    assert link._owner.named("link_rewound") == [(False, "a turn is running: stop it before rewinding the conversation")]
+    assert link._owner.named("link_rewound") == [
+        (False, "a turn is running: stop it before rewinding the conversation")]
     assert link.resume_at is None and link.running
 
 
