@@ -27,7 +27,8 @@ MESSAGES = [f"66660000-0000-4000-8000-00000000000{n}" for n in range(1, 5)]
 def link(tmp_path):
     config = tmp_path / "config"
     (config / "projects" / "p").mkdir(parents=True)
-    (config / "projects" / "p" / f"{SESSION}.jsonl").write_text(json.dumps({"type": "user", "cwd": str(tmp_path)}) + "\n")
+    transcript = config / "projects" / "p" / f"{SESSION}.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "cwd": str(tmp_path)}) + "\n")
     argv_file = tmp_path / "argv.txt"
     command = ("/bin/sh", "-c", 'echo "$*" >> "$0"; exec cat > /dev/null', str(argv_file))
     made = CliLink(chat_id="rewind-test", harness=claude, root=str(tmp_path), command=command, model=None,
