@@ -15,8 +15,8 @@ import pytest
 from devhostd.core_client import CoreRequestError
 from tests.integration.chats import items
 from tests.integration.daemon import wait_until
-from tests.mock_anthropic import text_reply, tool_use_reply
-from tests.mock_openai import patch_reply, shell_reply, text_reply as codex_text
+from tests.mock_anthropic import message_text, text_reply, tool_use_reply
+from tests.mock_openai import message_text as codex_message_text, patch_reply, shell_reply, text_reply as codex_text
 
 # Two lines far apart change: two hunks in one file.
 ORIGINAL_A = "".join(f"line {n}\n" for n in range(1, 41))
@@ -181,3 +181,45 @@ def test_the_panel_s_routes_read_and_revert_a_turn_and_name_a_conflict(daemon, m
     status, missing = daemon.request("GET", f"/__devhost__/chat/sessions/{session}/turns/turn-nope/changes?{query}")
     assert status == 404, missing
     thread.close()
+
+
+def _rewind_script(provider, mock, openai, project):
+    if provider == "claude":
+        for word in ("alpha", "beta"):
+            mock.add(tool_use_reply("Write", {"file_path": str(project / f"{word}.txt"), "content": f"{word}\n"}),
+                     text_reply(f"Noted: {word}."))
+        mock.add(text_reply("You told me alpha."))
+        return mock, message_text
+    for word in ("alpha", "beta"):
+        openai.add(patch_reply(f"*** Begin Patch\n*** Add File: {word}.txt\n+{word}\n*** End Patch\n"),
+                   codex_text(f"Noted: {word}."))
+    openai.add(codex_text("You told me alpha."))
+    return openai, codex_message_text
+
+
+@pytest.mark.parametrize("provider", ["claude", "codex"])
+def test_a_rewind_takes_the_files_and_the_conversation_back_to_before_the_turn(core, daemon, mock, openai, stack,
+                                                                              provider):
+    project = stack / "project"
+    _checkout(project, git=True)
+    model, said = _rewind_script(provider, mock, openai, project)
+    core.chats.create("r1", provider=provider, cwd=str(project))
+    core.chats.attach("r1")
+    alpha, _ = _turn_with_changes(core, "r1", "remember the word alpha")
+    beta, _ = _turn_with_changes(core, "r1", "remember the word beta")
+    (project / "alpha.txt").write_text("the person's own edit since\n")
+    with pytest.raises(CoreRequestError) as refused:
+        core.request("chat.rewind", {"chatId": "r1", "turnId": alpha})  # alpha.txt changed since
+    assert refused.value.code == "conflict"
+    assert (project / "beta.txt").exists()  # nothing was done
+
+    answer = core.request("chat.rewind", {"chatId": "r1", "turnId": beta})
+    assert answer["files"] == "reverted" and answer["reverted"] == ["beta.txt"]
+    assert answer["conversation"] == "rewound", answer
+    assert not (project / "beta.txt").exists() and (project / "alpha.txt").exists()
+    assert [i["id"] for i in items(core, "r1", "turn")] == [alpha]
+
+    _turn_with_changes(core, "r1", "what words do you remember?")
+    last = said(model.requests[-1])
+    assert "remember the word alpha" in last and "what words do you remember?" in last
+    assert "beta" not in last
