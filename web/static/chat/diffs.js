@@ -55,7 +55,8 @@ export function renderChanges(changes) {
     return el("div", { class: "diff" },
       el("div", { class: "diff-head" }, el("span", { class: "path" }, change.path || "(a file)"),
         el("span", { class: "added" }, `+${added}`), el("span", { class: "removed" }, `−${removed}`)),
-      el("pre", {}, change.lines.map(([sign, text]) =>
+      // Focusable: a diff wider or taller than the card scrolls, and the keyboard must reach it.
+      el("pre", { tabindex: "0" }, change.lines.map(([sign, text]) =>
         el("span", { class: `line ${{ "+": "add", "-": "del", "@": "hunk" }[sign] || "same"}` },
           `${sign === "@" ? "" : sign === " " ? " " : sign} ${text}\n`))));
   }));
