@@ -2,7 +2,8 @@
 Code writes the page's module on a real Vite dev server behind devhostd; the turn's `changes` item
 is a line under it ("1 file changed +1 −1") that opens a review of the files and their hunks;
 Revert file, asked first in words, puts the file back (the page shows the old text after its hot
-reload); a file edited on disk since the turn is a conflict that names it and offers Revert anyway.
+reload); a file edited on disk since the turn is a conflict that names it and offers Revert anyway;
+Undo turn and Rewind (the turn out of the conversation too) say first what they will do.
 The review is a modal dialog: Escape closes it (not the panel), the focus goes back to the line,
 and axe-core finds nothing serious in it, light or dark. How a `changes` item is drawn (one file,
 many, skipped files, the note when there is no checkpoint, nothing at all) is read from the
@@ -144,6 +145,32 @@ def test_undo_turn_puts_every_file_back_after_saying_how_many(page, daemon, vite
     question.get_by_role("button", name="Undo turn").click()
     expect(page.locator("#app")).to_have_text("version 1")
     expect(dialog.locator(".changes-sum")).to_have_text("No changes left")
+
+
+def test_rewind_puts_the_files_back_takes_the_turn_out_of_the_conversation_and_says_what_it_did(page, daemon, vite, mock):
+    panel = Panel(page, daemon).open()
+    expect(page.locator("#app")).to_have_text("version 1")
+    line = a_turn_that_writes_version(panel, page, mock, vite, 4)
+    line.get_by_role("button", name=re.compile(r"^1 file changed")).click()
+    dialog = page.get_by_role("dialog", name="Changes of this turn")
+    dialog.get_by_role("button", name="Rewind").click()
+    question = dialog.get_by_role("alertdialog")
+    expect(question).to_contain_text("Put the 1 file back as they were before this turn, and take the conversation "
+                                     "back to before it?")
+    question.get_by_role("button", name="Rewind").click()
+    expect(page.locator("#app")).to_have_text("version 1")
+    assert (vite / "main.js").read_text() == main_js(1)
+    said = dialog.get_by_role("status")
+    expect(said).to_have_text(re.compile(r"^Rewound to before that turn: 1 file\(s\) put back"))
+    expect(dialog.locator(".changes-sum")).to_have_text("No changes left")
+    note = said.inner_text()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    # The turn is out of the conversation: its message, answer and line are gone, the note says what happened.
+    expect(panel.items("user")).to_have_count(0)
+    expect(panel.items("changes")).to_have_count(0)
+    expect(panel.items("notice").last).to_have_text(note)
+    expect(panel.find("textarea")).to_be_focused()
 
 
 # ---- how a changes item is drawn ---------------------------------------------------------------

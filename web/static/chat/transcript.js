@@ -80,6 +80,9 @@ export class Transcript {
       this.info = event.info;
       this.changed.add(`limit-${this.lastTurn}`); // its reset, take-up and queue are the info's
     } else if (event.type === "reset") {
+      // A message of this page's that the chat had shown is gone with a rewind (or a new
+      // conversation): it must not come back as a bubble still on its way.
+      for (const [commandId, local] of this.local) if (local.shown) this.local.delete(commandId);
       this.info = event.info;
       this.load({ seq: this.seq, items: event.items || [] });
     }
@@ -93,7 +96,11 @@ export class Transcript {
       this.sorted = null;
       // The agent's first answer in a turn shows its messages were taken up ("started").
       const users = this.turnUsers.get(item.turnId);
-      if (item.kind === "user") this.turnUsers.set(item.turnId, [...(users || []), item.id]);
+      if (item.kind === "user") {
+        this.turnUsers.set(item.turnId, [...(users || []), item.id]);
+        const local = this.local.get(item.id.slice(5)); // "user-<commandId>"
+        if (local) local.shown = true;
+      }
       if (item.kind === "tool" && item.toolUseId && !this.tools.has(item.toolUseId)) this.tools.set(item.toolUseId, item.id);
       if (item.kind === "approval" && item.toolUseId && !this.approvals.has(item.toolUseId)) {
         this.approvals.set(item.toolUseId, item.id);
