@@ -3,7 +3,7 @@ Code writes the page's module on a real Vite dev server behind devhostd; the tur
 is a line under it ("1 file changed +1 −1") that opens a review of the files and their hunks;
 Revert file, asked first in words, puts the file back (the page shows the old text after its hot
 reload); a file edited on disk since the turn is a conflict that names it and offers Revert anyway;
-Undo turn and Rewind (the turn out of the conversation too) say first what they will do.
+Revert hunk undoes one part of a file and the review shows the part left; Undo turn and Rewind (the turn out of the conversation too) say first what they will do.
 The review is a modal dialog: Escape closes it (not the panel), the focus goes back to the line,
 and axe-core finds nothing serious in it, light or dark. How a `changes` item is drawn (one file,
 many, skipped files, the note when there is no checkpoint, nothing at all) is read from the
@@ -145,6 +145,31 @@ def test_undo_turn_puts_every_file_back_after_saying_how_many(page, daemon, vite
     question.get_by_role("button", name="Undo turn").click()
     expect(page.locator("#app")).to_have_text("version 1")
     expect(dialog.locator(".changes-sum")).to_have_text("No changes left")
+
+
+def test_revert_hunk_undoes_one_part_of_a_file_and_the_review_shows_the_part_left(page, daemon, vite, mock):
+    lines = [f"line {n}" for n in range(1, 31)]
+    (vite / "notes.txt").write_text("\n".join(lines) + "\n")
+    changed_lines = ["LINE 1", *lines[1:29], "LINE 30"]  # far apart: two hunks
+    mock.add(tool_use_reply("Write", {"file_path": str(vite / "notes.txt"), "content": "\n".join(changed_lines) + "\n"}),
+             text_reply("Shouted the ends."))
+    panel = Panel(page, daemon).open()
+    panel.send("shout the first and last lines")
+    panel.items("tool").last.get_by_role("button", name="Allow", exact=True).click()
+    expect(panel.items("assistant").last).to_have_text("Shouted the ends.")
+    panel.items("changes").last.get_by_role("button", name=f"1 file changed +2 {MINUS}2").click()
+    dialog = page.get_by_role("dialog", name="Changes of this turn")
+    hunks = dialog.locator(".changes-hunk")
+    expect(hunks).to_have_count(2)
+    hunks.first.get_by_role("button", name=re.compile(r"^Revert hunk ")).click()
+    question = dialog.get_by_role("alertdialog")
+    expect(question).to_contain_text("of notes.txt? The rest of the file stays as it is.")
+    question.get_by_role("button", name="Revert hunk").click()
+    expect(dialog.get_by_role("status")).to_have_text("Undid that part of notes.txt.")
+    expect(dialog.locator(".changes-sum")).to_have_text(f"1 file changed +1 {MINUS}1")
+    expect(hunks).to_have_count(1)
+    expect(hunks.locator(".line.add")).to_have_text("+LINE 30")
+    assert (vite / "notes.txt").read_text() == "\n".join([*lines[:29], "LINE 30"]) + "\n"
 
 
 def test_rewind_puts_the_files_back_takes_the_turn_out_of_the_conversation_and_says_what_it_did(page, daemon, vite, mock):
