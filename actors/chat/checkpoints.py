@@ -85,8 +85,14 @@ class Checkpoints:
         on changing files: when that ends, the changes are read again (``background_settled``)."""
         if turn_id is None:
             return
-        self._settle(turn_id)
-        self._settling = turn_id if self._chat.durable.info.get("background") else None
+        turn = self._chat.durable.thread.item(turn_id) or {}
+        if turn.get("checkpoint") or turn.get("checkpointNote"):
+            self._settle(turn_id)
+            self._settling = turn_id if self._chat.durable.info.get("background") else None
+        else:
+            # A turn the CLI began by itself (reporting on background work) has no snapshot of
+            # its own: what it changes is the earlier turn's, read again once all of it is done.
+            self.background_settled()
 
     def background_settled(self) -> None:
         """Called after the CLI's frames: once the background work a turn left is done, its

@@ -223,3 +223,19 @@ def test_a_rewind_takes_the_files_and_the_conversation_back_to_before_the_turn(c
     last = said(model.requests[-1])
     assert "remember the word alpha" in last and "what words do you remember?" in last
     assert "beta" not in last
+
+
+def test_what_a_turn_s_background_shell_changes_later_joins_its_changes(core, daemon, mock, stack):
+    project = stack / "project"
+    _checkout(project, git=False)
+    mock.add(tool_use_reply("Bash", {"command": "sleep 2; echo late > late.txt", "description": "Later",
+                                     "run_in_background": True}),
+             text_reply("Started it."), text_reply("It wrote late.txt."))
+    core.chats.create("bg", provider="claude", cwd=str(project))
+    core.chats.attach("bg")
+    turn, item = _turn_with_changes(core, "bg", "write it in the background")
+    assert item["files"] == []  # the shell has not written yet
+    def listed():
+        return [f["path"] for f in next(i for i in items(core, "bg", "changes") if i["turnId"] == turn)["files"]]
+    wait_until(lambda: listed() == ["late.txt"], timeout=60, what="the background shell's file in the turn's changes")
+    assert [f["path"] for f in _changes(core, "bg", turn)["files"]] == ["late.txt"]
