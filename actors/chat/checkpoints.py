@@ -16,10 +16,14 @@ deadline bounds a first snapshot of a huge tree, and the turn then says it has n
 """
 from __future__ import annotations
 
+import os
+
 from actors.errors import ChatError
-from storage.checkpoints import CheckpointConflict, CheckpointError, CheckpointStore
+from storage.checkpoints import SNAPSHOT_SECONDS, CheckpointConflict, CheckpointError, CheckpointStore, Snapshot
 
 NO_STORE = "this chat keeps no checkpoints"
+# How long a snapshot may take before the turn goes without one (a test may make it short).
+DEADLINE = float(os.environ.get("DEVHOSTD_CHECKPOINT_SECONDS") or SNAPSHOT_SECONDS)
 
 
 def change_summary(turn_id: str, listed: dict) -> dict:
@@ -40,11 +44,14 @@ class Checkpoints:
         self._store: CheckpointStore | None = None
         self._before = None  # the snapshot taken for the turn about to open
         self._settling: str | None = None  # a turn whose background work may still change files
+        # Why this chat stopped trying: a checkout too large to snapshot in time stays so, and
+        # every message would wait the whole deadline again for nothing.
+        self._gave_up: str | None = None
 
     @property
     def store(self) -> CheckpointStore | None:
         if self._store is None and self._root is not None:
-            self._store = CheckpointStore(self._root, self._chat.link.root)
+            self._store = CheckpointStore(self._root, self._chat.link.root, snapshot_seconds=DEADLINE)
         return self._store
 
     @property
@@ -57,9 +64,15 @@ class Checkpoints:
         """A message is about to open a turn: the checkout as it is now, before the CLI has it."""
         if self.store is None or self._chat.durable.record.frozen:
             return
+        if self._gave_up is not None:
+            self._before = Snapshot(None, (), self._gave_up)
+            return
         self._before = self.store.snapshot(index=self._index, ref=f"{self._chat.chat_id}/before")
         if self._before.error:
-            self._chat.log("checkpoint.skipped", error=self._before.error)
+            self._chat.log("checkpoint.skipped", error=self._before.error, took=f"{self._before.took:.1f}s")
+            if "too large" in self._before.error:
+                self._gave_up = (f"{self._before.error.split(':')[0]}: this chat keeps no checkpoints "
+                                 "(a new chat tries again)")
 
     def turn_opened(self) -> None:
         """The turn the message opened (or joined) is in the thread: it gets the snapshot."""

@@ -239,3 +239,28 @@ def test_what_a_turn_s_background_shell_changes_later_joins_its_changes(core, da
         return [f["path"] for f in next(i for i in items(core, "bg", "changes") if i["turnId"] == turn)["files"]]
     wait_until(lambda: listed() == ["late.txt"], timeout=60, what="the background shell's file in the turn's changes")
     assert [f["path"] for f in _changes(core, "bg", turn)["files"]] == ["late.txt"]
+
+
+def test_a_checkout_too_large_to_snapshot_in_time_says_so_and_the_chat_stops_trying(stack, daemon_env, mock):
+    from tests.integration.daemon import Daemon
+
+    project = stack / "project"
+    _checkout(project, git=False)
+    mock.add(text_reply("one"), text_reply("two"))
+    daemon = Daemon({**daemon_env, "DEVHOSTD_CHECKPOINT_SECONDS": "0.000001"}, cwd=stack,
+                    config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        from devhostd.core_client import CoreConnection
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
+            core.chats.create("big", provider="claude", cwd=str(project))
+            core.chats.attach("big")
+            for text in ("first", "second"):
+                turn, item = _turn_with_changes(core, "big", text)
+                assert item["files"] == [] and "too large to snapshot" in item["note"], item
+            with pytest.raises(CoreRequestError) as none:
+                _changes(core, "big", turn)
+            assert none.value.code == "chat-unsupported" and "no checkpoint" in str(none.value)
+        assert "this chat keeps no checkpoints" in item["note"]  # the second turn did not wait again
+        assert daemon.log().count("checkpoint.skipped") == 1
+    finally:
+        daemon.stop()
