@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import threading
 import time
@@ -64,6 +65,7 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
         return remaining
 
     _sync_exclude(store)
+    _seed_index(store, index)
     ignore = global_excludes_file()
     config = ("-c", f"core.excludesFile={ignore}") if ignore else ()
     listed = store.git(*config, "ls-files", "-z", "-o", "-m", "--exclude-standard", index=index, timeout=left())
@@ -80,6 +82,26 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
     commit = store.git("commit-tree", tree, data=message, timeout=left()).decode().strip()
     store.update_ref(ref, commit)
     return skipped, commit
+
+
+def _seed_index(store: GitStore, index: str) -> None:
+    """A chat's first snapshot starts from the newest index another chat of this checkout left:
+    its stat data holds for the same files, so git re-reads only what changed since, not all."""
+    target = store.index_path(index)
+    if os.path.exists(target):
+        return
+    folder = os.path.dirname(target)
+    others = []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.startswith(".") or name.endswith(".lock") or not os.path.isfile(path):
+            continue
+        others.append((os.path.getmtime(path), path))
+    if others:
+        # git replaces an index by renaming a finished one over it: a copy is never half-written
+        temp = f"{target}.seed-{os.getpid()}"
+        shutil.copyfile(max(others)[1], temp)
+        os.replace(temp, target)
 
 
 def _too_big(checkout: str, listed: bytes, max_bytes: int) -> set[str]:
