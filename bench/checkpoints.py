@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from storage.checkpoints import SNAPSHOT_SECONDS, CheckpointStore  # noqa: E402
+from storage.checkpoints import SNAPSHOT_SECONDS, CheckpointStore
 
 BIG_FILES = 50
 WORDS = [b"const", b"return", b"function", b"import", b"value", b"props", b"export", b"=>", b"{", b"}",
@@ -140,7 +140,8 @@ def main() -> None:
         print(f"    a second chat's first snapshot (seeded from the first chat's index): {seeded * 1000:.1f} ms")
         print(f"(b) snapshot after 5 edits:  {again * 1000:8.1f} ms   git status --porcelain:  {status * 1000:8.1f} ms"
               f"   ratio {again / status:.2f}x  (goal <= 150 ms: {'met' if again <= 0.150 else 'missed'})")
-        print(f"    all runs, ms: first {[round(t * 1000) for t in firsts]}, add -A {[round(t * 1000) for t in bares]}, "
+        print(f"    all runs, ms: first {[round(t * 1000) for t in firsts]}, "
+              f"add -A {[round(t * 1000) for t in bares]}, "
               f"after 5 edits {[round(t * 1000, 1) for t in later]}, status {[round(t * 1000, 1) for t in statuses]}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

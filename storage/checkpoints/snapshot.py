@@ -26,6 +26,7 @@ from storage.checkpoints.ignores import exclude_lines, global_excludes_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 SNAPSHOT_SECONDS = 10.0
+WHOLE_TREE_ADD = 1000  # more changed paths than this: `add -A .` (matching many pathspecs costs more)
 MESSAGE = b"devhostd snapshot\n\n"
 
 _locks: dict[str, threading.Lock] = {}  # (gevent's lock under the patch) one snapshot per index at a time
@@ -65,7 +66,7 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
         return remaining
 
     _sync_exclude(store)
-    _seed_index(store, index)
+    fresh = not _seed_index(store, index)
     ignore = global_excludes_file()
     config = ("-c", f"core.excludesFile={ignore}") if ignore else ()
     listed = store.git(*config, "ls-files", "-z", "-o", "-m", "--exclude-standard", index=index, timeout=left())
@@ -74,9 +75,17 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
         # A file that grew over the limit since the last snapshot leaves the index too.
         store.git("update-index", "-z", "--force-remove", "--stdin", index=index, timeout=left(),
                   data=b"".join(os.fsencode(p) + b"\0" for p in skipped))
-    spec = b".\0" + b"".join(b":(exclude,literal)" + os.fsencode(p) + b"\0" for p in skipped)
-    store.git(*config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index, data=spec,
-              timeout=left())
+    changed = [raw for raw in dict.fromkeys(listed.split(b"\0")) if raw and os.fsdecode(raw) not in skipped]
+    if fresh or len(changed) > WHOLE_TREE_ADD:
+        # No index to go by yet, or most of the tree is new: add everything but the skipped.
+        spec = b".\0" + b"".join(b":(exclude,literal)" + os.fsencode(p) + b"\0" for p in skipped)
+    else:
+        # What ls-files found is all that changed: naming it spares `add` a second walk of the
+        # tree (a deleted file named this way leaves the index too).
+        spec = b"".join(b":(literal)" + raw + b"\0" for raw in changed)
+    if spec:
+        store.git(*config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index, data=spec,
+                  timeout=left())
     tree = store.git("write-tree", index=index, timeout=left()).decode().strip()
     message = MESSAGE + json.dumps({"skipped": list(skipped)}).encode() + b"\n"
     commit = store.git("commit-tree", tree, data=message, timeout=left()).decode().strip()
@@ -84,12 +93,13 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
     return skipped, commit
 
 
-def _seed_index(store: GitStore, index: str) -> None:
+def _seed_index(store: GitStore, index: str) -> bool:
     """A chat's first snapshot starts from the newest index another chat of this checkout left:
-    its stat data holds for the same files, so git re-reads only what changed since, not all."""
+    its stat data holds for the same files, so git re-reads only what changed since, not all.
+    False when there is no index at all yet."""
     target = store.index_path(index)
     if os.path.exists(target):
-        return
+        return True
     folder = os.path.dirname(target)
     others = []
     for name in os.listdir(folder):
@@ -102,6 +112,8 @@ def _seed_index(store: GitStore, index: str) -> None:
         temp = f"{target}.seed-{os.getpid()}"
         shutil.copyfile(max(others)[1], temp)
         os.replace(temp, target)
+        return True
+    return False
 
 
 def _too_big(checkout: str, listed: bytes, max_bytes: int) -> set[str]:

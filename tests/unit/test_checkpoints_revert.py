@@ -34,7 +34,8 @@ def test_reverting_a_file_restores_its_exact_bytes_and_mode(tmp_path):
     result = store.revert(before, after, paths=["crlf.txt", "tail.txt", "run.sh"])
     assert result["reverted"] == ["crlf.txt", "run.sh", "tail.txt"]
     now = tree_of(folder)
-    assert {k: now[k] for k in ("crlf.txt", "tail.txt", "run.sh")} == {k: expected[k] for k in ("crlf.txt", "tail.txt", "run.sh")}
+    asked = ("crlf.txt", "tail.txt", "run.sh")
+    assert {k: now[k] for k in asked} == {k: expected[k] for k in asked}
     assert now["other.txt"] == (b"p\n", False)  # not asked for: left as the turn made it
     assert [f["path"] for f in store.changes(before, result["after"])["files"]] == ["other.txt"]
 

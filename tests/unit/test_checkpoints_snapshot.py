@@ -126,11 +126,12 @@ def test_the_store_is_one_bare_repository_per_checkout_with_bytes_kept_as_they_a
     write(other, {"b": "b\n"})
     first, second = store_for(tmp_path, one), store_for(tmp_path, other)
     assert first.path != second.path and store_for(tmp_path, one / ".." / "one").path == first.path
-    config = subprocess.run(["git", "--git-dir", first.path, "config", "-l"], capture_output=True, check=True,
-                            env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "PATH": os.environ["PATH"]})
+    plain = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "PATH": os.environ["PATH"]}
+    config = subprocess.run(["git", "--git-dir", first.path, "config", "-l"], capture_output=True, env=plain)
     for line in ("core.bare=true", "core.autocrlf=false", "gc.auto=0", "core.fsmonitor=false", "core.quotepath=false"):
         assert line in config.stdout.decode().splitlines()
-    assert open(os.path.join(first.path, "info", "attributes")).read() == "* -text -filter -ident -working-tree-encoding\n"
+    attributes = open(os.path.join(first.path, "info", "attributes")).read()
+    assert attributes == "* -text -filter -ident -working-tree-encoding\n"
 
 
 def test_names_from_a_caller_are_checked(tmp_path):
@@ -144,3 +145,23 @@ def test_names_from_a_caller_are_checked(tmp_path):
             store.snapshot(index, ref)
     with pytest.raises(CheckpointError):
         store.forget("..")
+
+
+def test_a_later_snapshot_and_a_second_chats_first_one_hold_the_same_tree_as_a_fresh_store(tmp_path):
+    folder = tmp_path / "co"
+    write(folder, {f"d{n}/f{n}.txt": f"{n}\n" for n in range(20)})
+    store = store_for(tmp_path, folder)
+    store.snapshot("chat-c1", "c1/t1/before")
+    write(folder, {"d1/f1.txt": "changed\n", "new/deep/x.txt": "x\n"})
+    os.unlink(folder / "d2" / "f2.txt")
+    os.chmod(folder / "d3" / "f3.txt", 0o755)
+    os.unlink(folder / "d4" / "f4.txt")
+    os.symlink("../d5/f5.txt", folder / "d4" / "f4.txt")
+    later = store.snapshot("chat-c1", "c1/t1/after").commit
+    second_chat = store.snapshot("chat-c2", "c2/t1/before").commit  # starts from chat-c1's index
+    fresh_store = CheckpointStore(str(tmp_path / "other-state"), str(folder))
+    fresh = fresh_store.snapshot("chat-c1", "c1/t1/before").commit
+
+    def tree(of: CheckpointStore, commit: str) -> str:
+        return of.git.git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+    assert tree(store, later) == tree(store, second_chat) == tree(fresh_store, fresh)
