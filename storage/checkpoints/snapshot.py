@@ -55,6 +55,9 @@ def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) 
                                            "this turn has no checkpoint", time.perf_counter() - start)
         except CheckpointError as error:
             return Snapshot(None, skipped, str(error), time.perf_counter() - start)
+        except OSError as error:  # the store's folder: full disk, permissions
+            return Snapshot(None, skipped, f"the checkpoint could not be written: {error}",
+                            time.perf_counter() - start)
         return Snapshot(commit, skipped, None, time.perf_counter() - start)
 
 

@@ -183,3 +183,21 @@ def test_a_folder_replaced_by_a_symlink_is_not_written_through(tmp_path):
     with pytest.raises(CheckpointError, match="behind a symlink"):
         store.revert(before, after, force=True)
     assert (outside / "a.txt").read_text() == "b\n"
+
+
+def test_a_folder_to_recreate_under_a_symlink_is_not_written_through_either(tmp_path):
+    folder, outside = tmp_path / "co", tmp_path / "outside"
+    write(folder, {"sub/deep/a.txt": "a\n", "other.txt": "o\n"})
+    outside.mkdir()
+    store = store_for(tmp_path, folder)
+
+    def change():
+        os.unlink(folder / "sub" / "deep" / "a.txt")
+        os.rmdir(folder / "sub" / "deep")
+        os.rmdir(folder / "sub")
+
+    before, after = turn(store, change)
+    os.symlink(outside, folder / "sub")  # `sub` is absent in `after`, so this is no conflict
+    with pytest.raises(CheckpointError, match="behind a symlink"):
+        store.revert(before, after)
+    assert os.listdir(outside) == []
