@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from storage.checkpoints.errors import CheckpointError
-from storage.checkpoints.git_store import Deadline, GitStore, checked_name
+from storage.checkpoints.git_store import Deadline, GitStore, ref_name
 from storage.checkpoints.ignores import exclude_lines, global_excludes_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -41,7 +41,7 @@ class Snapshot:
 
 
 def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) -> Snapshot:
-    checked_name(ref, "ref")
+    ref_name(ref)  # a bad name is refused before any work
     index_file = store.index_path(index)
     lock = _locks.setdefault(index_file, threading.Lock())
     start = time.perf_counter()
