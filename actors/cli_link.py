@@ -58,10 +58,12 @@ class LinkOwner(Protocol):
     def link_notice(self, message: str) -> None: ...
     def link_start_failed(self, message: str) -> None: ...
     def link_turn_started(self) -> None: ...
+    def link_turn_opening(self) -> None: ...  # a message is about to open a turn: nothing is written yet
     def link_plan_usage(self, usage: dict) -> None: ...
     def link_facts(self, facts: dict) -> None: ...
     def link_skills(self, listed: tuple | None) -> None: ...
     def link_changed(self) -> None: ...  # the record changed outside a batch of frames
+    def link_rewound(self, ok: bool, message: str) -> None: ...  # what became of a rewind (``rewind``)
 
 
 def model_change(requested: str | None, current: str | None) -> str | None:
@@ -115,6 +117,10 @@ class CliLink:
         self.cli_turn = None  # the CLI's id of the running turn, where it gives one
         self.retrying = None  # the CLI's last retry of a model request in this turn (record: ``retrying``)
         self.last_event_at = None
+        # A rewind's anchor for Claude Code (--resume-session-at): used by every start until a
+        # process started with it takes a message (only then is the branch in the transcript).
+        self.resume_at: str | None = None
+        self._resumed_at: str | None = None  # the anchor the running process was started with
         self.requests = PendingRequests(self._log)
         self.sends = Sends(owner=owner, actor_ref=actor_ref, log=self._log, deliver=self._deliver,
                            unconfirmed=self._unconfirmed, ack_timeout=ack_timeout)
@@ -152,7 +158,9 @@ class CliLink:
                                     "a new conversation was started and your message goes there")
             resume_id = None
         settings = self._settings()
-        argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id, settings=settings)
+        self._resumed_at = self.resume_at if resume_id else None
+        at = {"resume_at": self._resumed_at} if self._resumed_at else {}
+        argv = self.harness.command_line(self.command, model=self.model, resume_id=resume_id, settings=settings, **at)
         # (a folder removed since: the session's own folder, where the CLI can resume it too)
         folder = self.workdir if self.workdir == self.root or os.path.isdir(self.workdir) else self.root
         self.driver = self.harness.Driver(cwd=folder, model=self.model, resume_id=resume_id, settings=settings,
@@ -308,6 +316,48 @@ class CliLink:
     def forget_conversation(self) -> None:
         """The next CLI starts a new conversation instead of resuming this one (a clear)."""
         self.native_id = None
+        self.resume_at = None  # a rewind's anchor belongs to the conversation forgotten
+
+    def rewind(self, anchor) -> None:
+        """Takes the CLI's conversation back to ``anchor`` (actors/harness/rewind.py ``Anchor``),
+        the files aside; the owner hears what became of it (``link_rewound``), now or when the
+        CLI answers. Codex reverts its live thread (``thread/revert``; a CLI is started on the
+        conversation when none runs). Claude Code cannot rewind a running process: it is
+        retired, and the next start resumes at the anchor (``--resume-session-at``); a rewind of
+        the first turn starts a new conversation instead. Refused while a turn runs."""
+        if self.turn_active:
+            self._owner.link_rewound(False, "a turn is running: stop it before rewinding the conversation")
+            return
+        self._log("session.rewind", native=self.native_id, at=anchor.before_turn or anchor.resume_at,
+                  fresh=True if anchor.fresh else None)
+        if anchor.before_turn is not None:
+            if not self.running:
+                self.start()  # resumes the thread; the revert waits for it (the driver holds it)
+            frames = self.driver.rewind_frames(anchor.before_turn)
+            if frames is None:
+                self._owner.link_rewound(False, f"{self.harness.LABEL} cannot rewind its conversation")
+                return
+            self.write(frames)
+            return
+        if self.running:
+            self.retire("not delivered: the conversation was rewound")
+        if anchor.fresh:
+            self.resume_at = None
+            self.forget_conversation()
+            self._owner.link_rewound(True, "the next message starts a new conversation")
+        else:
+            self.resume_at = anchor.resume_at
+            self._owner.link_rewound(True, "the next message continues the conversation from before that turn")
+
+    def _anchor_failed(self, reason: str) -> None:
+        """The process started at a rewind's anchor failed before it took a message (a stale
+        uuid: Claude Code says "No message found with message.uuid of: …" and exits 1). The
+        anchor is dropped, so the next start resumes the whole conversation instead of failing
+        the same way for ever, and the owner hears the rewind did not hold."""
+        self._log("session.rewound", ok=False, error=reason)
+        self.resume_at = self._resumed_at = None
+        self._owner.link_rewound(False, f"{self.harness.LABEL} could not resume the conversation from before that "
+                                        f"turn ({reason}); the next message continues the whole conversation")
 
     def heard(self) -> None:
         """The current CLI wrote something (the heartbeat measures quiet from here)."""
@@ -361,6 +411,8 @@ class CliLink:
             self._model_before_change = self.model
             self.model = model or None
         joined = self.turn_active
+        if not joined:
+            self._owner.link_turn_opening()  # the checkout's checkpoint, before the CLI has the message
         text = compose_message(command.text, prompt)
         self.write(self.driver.message_frames(message_id, text, list(command.images), model,
                                               skills=command.skills, mentions=command.mentions))
@@ -441,7 +493,15 @@ class CliLink:
                 return True
             return False
         if isinstance(effect, fx.Delivery):
+            if self._resumed_at is not None and effect.delivery in ("queued", "started"):
+                # The CLI took a message on the rewound branch: from now on it is the transcript's
+                # latest, and a plain --resume follows it.
+                self.resume_at = self._resumed_at = None
             self.sends.delivered(effect.message_id, effect.delivery, effect.error)
+            return False
+        if isinstance(effect, fx.Rewound):
+            self._log("session.rewound", ok=effect.ok, error=None if effect.ok else effect.message)
+            self._owner.link_rewound(effect.ok, effect.message)
             return False
         if isinstance(effect, fx.MessageSettled):
             self.sends.settled(effect.message_id)
@@ -454,6 +514,8 @@ class CliLink:
             self.cli_turn = effect.cli_turn or self.cli_turn
             return True
         if isinstance(effect, fx.TurnEnded):
+            if effect.error and self._resumed_at is not None:
+                self._anchor_failed(effect.error)
             self._end_turn(effect)
             self._owner.link_turn_ended(effect)
             return True

@@ -179,6 +179,8 @@ class DurableFace:
                 # with background work, and clients can show it.
                 self.emit(self.thread.set_info(background=op[1]))
                 background_changed = True
+            elif op[0] == "native":
+                self._native(op[1])
             elif op[0] == "resolved":
                 for kind in ("approval", "question"):
                     item = self.thread.item(f"{kind}-{op[1]}")
@@ -186,6 +188,17 @@ class DurableFace:
                     if item is not None and item.get(field) == "pending":
                         self.emit(self.thread.upsert({**item, field: "cancelled"}))
         return background_changed
+
+    def _native(self, fields: dict) -> None:
+        """The CLI's own ids of the running turn (its Codex turn id, the last Claude Code chain
+        entry's uuid), kept on the turn item as ``native``: what a rewind of it, or of the turn
+        after it, needs (actors/harness/rewind.py). An unchanged value sends nothing."""
+        turn = self.thread.active_turn()
+        if turn is None:
+            return
+        native = {**(turn.get("native") or {}), **fields}
+        if native != turn.get("native"):
+            self.emit(self.thread.upsert({**turn, "native": native}))
 
     def running_tools(self) -> list[str]:
         """The names of the tools running now (for the heartbeat)."""
@@ -347,6 +360,16 @@ class DurableFace:
                                    item_id=f"resume-{turn['id']}-{attempt}"))
         self.write_record()  # the attempt is on disk before any process works on it
         return turn["id"], attempt
+
+    def rewind_to(self, turn_id: str) -> None:
+        """The thread back to before ``turn_id`` (a rewind): cursors of before expire, as after a clear."""
+        self.emit(self.thread.rewind_to(turn_id))
+        self.record.mark_reset()
+        self.emit(self.thread.refresh_info())
+        self.write_record()
+        kept = [mark for mark in self.kept.bookmarks if self.thread.has(mark.get("itemId"))]
+        if kept != self.kept.bookmarks:
+            self.set_bookmarks(kept)  # the items they marked are gone
 
     def reset(self) -> None:
         info = self.info

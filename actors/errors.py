@@ -22,7 +22,7 @@ CODES = (
     "bookmark-not-found",  # no bookmark on that item
     "too-many-bookmarks",  # a chat keeps at most 200
     "not-found",          # the CLI has no saved conversation of that id
-    "conflict",           # the conversation is open already elsewhere
+    "conflict",           # the conversation is open already elsewhere; files changed since the turn (details.paths)
     "account-incompatible",  # the chat's conversation is kept by an account the asked one cannot read
     "forbidden",          # this caller may not make this request (an agent's token: web/auth.py)
     "storage-full",       # the disk holding devhostd's state folder is full: free space, then send again
@@ -32,6 +32,9 @@ CODES = (
 
 
 class ChatError(Exception):
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, details: dict | None = None):
         super().__init__(message)
         self.code = code
+        # What a caller needs beyond the words (a conflict's paths): the core answers them in the
+        # error, the Chat API beside ``error`` in its JSON.
+        self.details = details or {}

@@ -69,6 +69,8 @@ class Registry(pykka.ThreadingActor):
         self._environment = environment if environment is not None else dict(os.environ)
         # For tests: e.g. a shorter acknowledgement timeout; and [core] resume_at_reset.
         self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume, "visual_store": visual_store}
+        # Every chat's turn checkpoints (actors/chat/checkpoints.py): one store per checkout, here.
+        self._chat_options.setdefault("checkpoints_root", os.path.join(data_dir, "checkpoints"))
         self._order: list[str] = []  # chat ids, oldest first
         self._infos: dict[str, dict] = {}  # every chat, loaded or only stored
         self._refs: dict[str, pykka.ActorRef] = {}

@@ -24,11 +24,11 @@ from web.chat_socket import serve_chat_socket
 from web.control_page import plain_page
 from web.edge import Refusal, json_answer, request_hostname
 from web.log_socket import serve_log_socket
-from web.routes import compose, conversations, harnesses, panel, sessions, stack
+from web.routes import changes, compose, conversations, harnesses, panel, sessions, stack
 from web.thread_socket import parse_since, serve_thread_socket
 from web.visual_pages import serve_visual
 
-ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose)
+ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose, changes)
 
 
 @dataclass

@@ -146,3 +146,47 @@ def references(payload: dict) -> dict:
         if value:
             found[key] = list(dict.fromkeys(value))
     return found
+
+
+MAX_REVERT_PATHS = 2000  # a turn's files a revert may name at once
+MAX_PATH = 4096
+
+
+def turn_id(payload: dict) -> str:
+    value = payload.get("turnId")
+    if not _id(value, MAX_ITEM_ID):
+        raise Invalid("`turnId` must be the id of one of the chat's turns")
+    return value
+
+
+def _checkout_path(value) -> bool:
+    # As the turn's changes name it: relative, '/'-separated, inside the checkout. The store
+    # refuses anything else again; this says so before a chat is asked.
+    return (isinstance(value, str) and 0 < len(value) <= MAX_PATH and not value.startswith("/")
+            and "\0" not in value and ".." not in value.split("/"))
+
+
+def revert(payload: dict) -> tuple:
+    """(paths | None, hunks | None, force) of a revert: ``paths``, files of the turn's changes;
+    ``hunks``, ``[{path, header}]`` with a header as the changes give it; neither: the whole turn."""
+    paths, hunks = payload.get("paths"), payload.get("hunks")
+    if paths is not None and (not isinstance(paths, list) or not paths or len(paths) > MAX_REVERT_PATHS
+                              or not all(_checkout_path(p) for p in paths)):
+        raise Invalid(f"`paths` must be 1 to {MAX_REVERT_PATHS} paths from the turn's changes")
+    if hunks is not None:
+        if not isinstance(hunks, list) or not hunks or len(hunks) > MAX_REVERT_PATHS or not all(
+                isinstance(h, dict) and _checkout_path(h.get("path")) and isinstance(h.get("header"), str)
+                and h["header"].startswith("@@ ") and len(h["header"]) <= 200 for h in hunks):
+            raise Invalid("`hunks` must be a list of {path, header} with a header as the turn's changes give it "
+                          "(\"@@ -1,3 +1,4 @@\")")
+        hunks = [{"path": h["path"], "header": h["header"]} for h in hunks]
+    if paths is not None and hunks is not None:
+        raise Invalid("give `paths` or `hunks`, not both")
+    return paths, hunks, force(payload)
+
+
+def force(payload: dict) -> bool:
+    value = payload.get("force", False)
+    if not isinstance(value, bool):
+        raise Invalid("`force` must be true or false")
+    return value

@@ -37,9 +37,10 @@ class Refusal(Exception):
     """A request refused: answered as ``{"error": message}`` with ``status`` (a socket's check
     answers it as plain HTTP before the upgrade)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, details: dict | None = None):
         super().__init__(message)
         self.status = status
+        self.details = details or {}  # a ChatError's (a conflict's paths), answered beside ``error``
 
 
 def ask(future, timeout: float = ASK_TIMEOUT, *, busy: str = BUSY, gone: str = GONE, gone_status: int = 404):
@@ -52,7 +53,8 @@ def ask(future, timeout: float = ASK_TIMEOUT, *, busy: str = BUSY, gone: str = G
     except pykka.ActorDeadError:
         raise Refusal(gone_status, gone) from None
     except ChatError as exc:
-        raise Refusal(HTTP_STATUS.get(exc.code, 400), str(exc)) from None
+        raise Refusal(HTTP_STATUS.get(exc.code, 400), str(exc), {"code": exc.code, **exc.details}
+                      if exc.details else None) from None
 
 
 def waited(result: gevent.event.AsyncResult, timeout: float, busy: str):
@@ -75,7 +77,7 @@ def refusals_as_json(function):
         try:
             return function(*args, **kwargs)
         except Refusal as exc:
-            return json_answer({"error": str(exc)}, exc.status)
+            return json_answer({**exc.details, "error": str(exc)}, exc.status)
         except OSError as exc:
             if exc.errno not in (errno.EMFILE, errno.ENFILE):
                 raise

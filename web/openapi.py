@@ -40,6 +40,13 @@ POSITION_BODY = _body({"position": {"oneOf": [{"type": "null"}, {"type": "object
 MODE_BODY = _body({"runtimeMode": {"type": "string", "enum": ["supervised", "auto-accept-edits", "auto",
                                                                "full-access"]}}, ["runtimeMode"])
 SESSION_PATH = [{"name": "sessionId", "in": "path", "required": True, "schema": {"type": "string"}}, *PAGE_QUERY]
+TURN_PATH = [{"name": "sessionId", "in": "path", "required": True, "schema": {"type": "string"}},
+             {"name": "turnId", "in": "path", "required": True, "schema": {"type": "string"}}, *PAGE_QUERY]
+HUNK = {"type": "object", "properties": {"path": {"type": "string"}, "header": {"type": "string"}},
+        "required": ["path", "header"]}
+REVERT_BODY = _body({"paths": {"type": "array", "items": {"type": "string"}, "maxItems": 2000},
+                     "hunks": {"type": "array", "items": HUNK, "maxItems": 2000},
+                     "force": {"type": "boolean"}}, [])
 CORE_BODY = _body({"id": {"type": "string"}, "type": {"type": "string"}, "payload": {"type": "object"}}, ["id", "type"])
 
 
@@ -71,6 +78,18 @@ def document() -> dict:
         "/__devhost__/chat/sessions/{sessionId}/export": {"get": {
             "summary": "the conversation as Markdown (a download)", "parameters": SESSION_PATH,
             "responses": {"200": {"description": "text/markdown"}, "400": ERROR, "403": ERROR, "404": ERROR}}},
+        "/__devhost__/chat/sessions/{sessionId}/turns/{turnId}/changes": {"get": {
+            "summary": "what a turn changed in the checkout: {turnId, files: [{path, status, oldPath?, added, removed, "
+                       "binary?, hunks: [{header, lines}], truncated?}], skipped}", "parameters": TURN_PATH,
+            "responses": _answers("200", "400", "403", "404", "409")}},
+        "/__devhost__/chat/sessions/{sessionId}/turns/{turnId}/revert": {"post": {
+            "summary": "puts files (or hunks) of a turn back as they were before it; 409 {code: conflict, paths} when "
+                       "they changed since, unless force", "parameters": TURN_PATH, "requestBody": REVERT_BODY,
+            "responses": _answers("200", "400", "403", "404", "409", "413")}},
+        "/__devhost__/chat/sessions/{sessionId}/turns/{turnId}/rewind": {"post": {
+            "summary": "the files and the conversation back to before a turn: {files, reverted, conversation, note}",
+            "parameters": TURN_PATH, "requestBody": _body({"force": {"type": "boolean"}}, []),
+            "responses": _answers("200", "400", "403", "404", "409", "413")}},
         "/__devhost__/chat/search": {"get": {
             "summary": "the directory's conversations whose title or text has q, newest first",
             "parameters": [{"name": "q", "in": "query", "required": True, "schema": {"type": "string"}}, *PAGE_QUERY],

@@ -22,6 +22,8 @@ part only by calling it (nobody writes another part's fields). Who owns what:
 - ``requests`` (requests.py): approvals and questions, answered from either surface.
 - ``tasks`` (tasks.py): background work (subagents, shells): stopping it, finding its transcript.
 - ``keeping`` (keeping.py): bookmarks, visuals, attachments, the agents' token.
+- ``checkpoints`` (checkpoints.py): a snapshot of the checkout before every turn, the turn's
+  changes after it, taking them back.
 
 This module holds what is the actor's own: its lifecycle, the surfaces' entry points (thin:
 each goes to its owner), the CLI's events (``on_cli_*``, told by its CliProcess), what the link
@@ -38,6 +40,7 @@ import gevent
 import pykka
 
 from actors import chatlog
+from actors.chat.checkpoints import Checkpoints
 from actors.chat.keeping import Keeping
 from actors.chat.requests import Requests
 from actors.chat.session import Session
@@ -68,7 +71,8 @@ class Chat(pykka.ThreadingActor):
                  stored=None, resuming_on=False, resume: str | None = None, open_session: bool = True,
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
                  limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None,
-                 start_deadline: float = START_DEADLINE, account: str | None = None, accounts=None):
+                 start_deadline: float = START_DEADLINE, account: str | None = None, accounts=None,
+                 checkpoints_root: str | None = None):
         super().__init__()
         self.chat_id = chat_id
         self.harness = harness
@@ -114,6 +118,7 @@ class Chat(pykka.ThreadingActor):
         self.tasks = Tasks(self)
         self.keeping = Keeping(self, visual_store, agent_tokens)
         self.skills = Skills(self)
+        self.checkpoints = Checkpoints(self, checkpoints_root)
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -329,6 +334,15 @@ class Chat(pykka.ThreadingActor):
     def remove_bookmark(self, item_id: str) -> dict:
         return self.keeping.remove_bookmark(item_id)
 
+    def changes(self, turn_id: str) -> dict:
+        return self.checkpoints.changes(turn_id)
+
+    def revert(self, turn_id: str, paths=None, hunks=None, force: bool = False) -> dict:
+        return self.checkpoints.revert(turn_id, paths, hunks, force)
+
+    def rewind(self, turn_id: str, force: bool = False) -> dict:
+        return self.session.rewind(turn_id, force)
+
     def clear(self, force: bool = False) -> dict:
         return self.session.clear(force)
 
@@ -359,10 +373,14 @@ class Chat(pykka.ThreadingActor):
             self.durable.update_info(effectiveRuntimeMode=self.link.effective_mode)
             self.publish()  # the session's record says it too
 
+    def link_turn_opening(self) -> None:
+        self.checkpoints.turn_opening()
+
     def link_dispatched(self, origin, command: Send, joined: bool) -> None:
         self.mode_now()  # a mode that waited for the next turn goes with this message
         self.session.went_on()
         self.turns.dispatched(origin, command)
+        self.checkpoints.turn_opened()
         self.publish()
 
     def link_turn_started(self) -> None:
@@ -403,6 +421,9 @@ class Chat(pykka.ThreadingActor):
         self.log("error", kind="startup", error=message)
         self.session.end_faulty_cli(message)
 
+    def link_rewound(self, ok: bool, message: str) -> None:
+        self.session.rewound(ok, message)
+
     def link_changed(self) -> None:
         self.publish()
 
@@ -440,6 +461,7 @@ class Chat(pykka.ThreadingActor):
                 self.publish()
         if staged:
             self.session.store_history(staged)
+        self.checkpoints.background_settled()
 
     @guarded
     def on_cli_failed(self, process_serial: int, kind: str, reason: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from actors.core import limits
+from actors.harness import rewind
 from actors.core.thread import now_ms
 from actors.errors import ChatError
 from actors.durable_face import provider_of
@@ -23,6 +24,17 @@ HISTORY_BROKEN = ("not sent: the session's event history could not be written, s
                   "close the session and resume it")
 
 
+def rewind_note(answer: dict, why: str | None) -> str:
+    """What a rewind did, in the words the person reads under the conversation."""
+    files = ("no file had changed" if answer["files"] == "reverted" and not answer["reverted"] else
+             f"{len(answer['reverted'])} file(s) put back as they were" if answer["files"] == "reverted" else
+             "the files were left as they are (that turn has no checkpoint)")
+    said = ("the agent's conversation goes on from before that turn" if answer["conversation"] == "rewound" else
+            f"the agent still remembers the later turns ({why})" if why else
+            "the agent still remembers the later turns")
+    return f"Rewound to before that turn: {files}; {said}."
+
+
 class Session:
     def __init__(self, chat, open_session: bool):
         self._chat = chat
@@ -31,6 +43,7 @@ class Session:
         self._cli_fault = None  # why devhost is ending the current CLI, when the CLI itself failed
         self.history_broken = False
         self._told_unsaved = False  # the person was told the chat cannot be saved (and not yet that it is)
+        self._rewinding = ...  # None while a rewind waits for the link's word; then (ok, message)
 
     # ---- the session's error -------------------------------------------------------------------
 
@@ -289,15 +302,62 @@ class Session:
         chat.turns.retire_cli()
         chat.keeping.revoke_agent_token()
         chat.link.forget_conversation()
+        chat.checkpoints.forget()  # its turns are gone: so are their checkpoints
         chat.durable.reset()
         chat.keeping.drop_visuals()
         return {}
+
+    def rewind(self, turn_id: str, force: bool) -> dict:
+        """Files and conversation back to before ``turn_id``. The files go first (a conflict
+        refuses the whole rewind, nothing changed); then the thread drops the turn and what
+        followed, and the CLI is told as far as it can be (its own ``rewind``)."""
+        chat = self._chat
+        if chat.durable.thread.busy():
+            raise ChatError("chat-busy", f"Chat {chat.chat_id} is still working: stop the turn, then rewind")
+        turn = chat.durable.thread.item(turn_id)
+        if turn is None or turn.get("kind") != "turn":
+            raise ChatError("item-not-found", f"No turn {turn_id} in chat {chat.chat_id}")
+        try:
+            anchor, why = rewind.anchor_for(provider_of(chat.harness), chat.durable.thread.turns(), turn_id), None
+        except rewind.NoAnchor as exc:
+            anchor, why = None, str(exc)
+        reverted = chat.checkpoints.revert_since(turn_id, force) if turn.get("checkpoint") else None
+        chat.take_up.lapse()
+        if anchor is not None:
+            if anchor.before_turn is None and chat.link.running:
+                chat.turns.retire_cli()  # Claude Code resumes at the anchor on its next start
+            self._rewinding = None
+            chat.link.rewind(anchor)  # Claude Code's answer comes at once; Codex's when it replies
+            rewound, said = self._rewinding or (True, None)
+            self._rewinding = ...
+            if not rewound:
+                why = said
+            elif anchor.fresh:
+                chat.durable.update_info(agentSessionId=None)
+        chat.durable.rewind_to(turn_id)
+        answer = {"files": "unchanged" if reverted is None else "reverted", "reverted": reverted or [],
+                  "conversation": "rewound" if anchor is not None and why is None else "unsupported"}
+        answer["note"] = rewind_note(answer, why)
+        chat.durable.note("info", answer["note"])
+        chat.log("chat.rewind", turn=turn_id, files=len(reverted or []), conversation=answer["conversation"])
+        chat.publish()
+        return answer
+
+    def rewound(self, ok: bool, message: str) -> None:
+        """What became of the CLI's rewind: during ``rewind`` (Claude Code's, at once) it is the
+        answer's; later (Codex's reply) a failure is said under the conversation."""
+        if self._rewinding is None:
+            self._rewinding = (ok, message)
+        elif not ok:
+            self._chat.durable.note("warning", f"The agent's conversation was not rewound: {message}")
+            self._chat.publish()
 
     def kill(self) -> dict:
         chat = self._chat
         chat.keeping.revoke_agent_token()
         chat.take_up.lapse()
         chat.keeping.drop_visuals()
+        chat.checkpoints.forget()
         chat.durable.remove()  # from here nothing of this chat reaches the disk again
         self.close(1000)
         return {}

@@ -349,7 +349,9 @@ class Turns:
 
     def _finish_turn(self, state: str, process_gone: bool = False, limit: dict | None = None) -> None:
         durable = self._chat.durable
+        turn_id = durable.info.get("activeTurnId")
         durable.finish_turn(state, process_gone, limit=limit)
+        self._chat.checkpoints.turn_finished(turn_id)  # what it changed, before the next turn's snapshot
         self._stop_requested = False
         chosen, self._advance_after_stop = self._advance_after_stop, None
         if chosen is not None and durable.queued(chosen) is not None:

@@ -238,6 +238,17 @@ class Thread:
         """A failure outside the turn (its CLI died): the status reads error until the next turn."""
         self.failed = True
 
+    def rewind_to(self, turn_id: str) -> list[dict]:
+        """The conversation back to before ``turn_id``: that turn and every item after it are
+        gone (one ``reset`` event with the items kept, as a client then holds them)."""
+        self._join()
+        kept = [self.items[i] for i in self.order[:self._index[turn_id]]]
+        self._clear()
+        for item in kept:
+            self._store(item)
+        self.info["activeTurnId"] = None
+        return [{"type": "reset", "info": self.info, "items": kept}]
+
     def reset(self) -> list[dict]:
         self._clear()
         self.info.pop("backgroundStopped", None)  # a new conversation: nobody waits for that work

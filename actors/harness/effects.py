@@ -134,3 +134,11 @@ class Skills:
     """The skills the CLI reported for the chat's folder (actors/harness/skills.py's dicts), or
     None when it would not say."""
     listed: tuple | None
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """What the CLI said of a rewind of its conversation (Codex's ``thread/revert`` reply):
+    ``ok``, and the text for the person (why not, when it refused)."""
+    ok: bool
+    message: str

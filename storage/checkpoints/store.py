@@ -40,6 +40,10 @@ class CheckpointStore:
         return revert.revert(self.git, before, after, entries, skipped, paths=paths, hunks=hunks,
                              force=bool(force), ref=ref)
 
+    def keep(self, commit: str, ref: str) -> None:
+        """Names ``commit`` refs/devhostd/<ref>: kept for as long as the ref lives."""
+        self.git.update_ref(ref, commit)
+
     def forget(self, prefix: str, index: str | None = None) -> list[str]:
         """Deletes the refs under refs/devhostd/<prefix> (and the index named, if any)."""
         names = self.git.delete_refs(prefix)

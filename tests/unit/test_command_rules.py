@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from web import command_rules as rules
 from web.command_rules import MAX_BACKGROUND_ID
 from web.commands import CommandError
 from web.core.service import CoreService
@@ -59,3 +60,32 @@ def test_an_answer_refused_on_the_thread_socket_names_its_request_as_the_core_do
         _parse(json.dumps({"type": "approve", "requestId": "r1", "decision": "maybe"}))
     assert refused.value.request_id == "r1"
     assert core_refusal("chat.approve", {"requestId": "r1", "decision": "maybe"}) == str(refused.value)
+
+
+# ---- a turn's revert (chat.revert, and the panel's route) -------------------------------------
+
+def test_a_revert_names_paths_or_hunks_or_neither_for_the_whole_turn():
+    assert rules.revert({}) == (None, None, False)
+    assert rules.revert({"paths": ["src/a.js"], "force": True}) == (["src/a.js"], None, True)
+    hunks = [{"path": "a.txt", "header": "@@ -1,3 +1,4 @@", "extra": 1}]
+    assert rules.revert({"hunks": hunks}) == (None, [{"path": "a.txt", "header": "@@ -1,3 +1,4 @@"}], False)
+
+
+@pytest.mark.parametrize("payload, words", [
+    ({"paths": []}, "`paths`"), ({"paths": "a.txt"}, "`paths`"), ({"paths": ["../etc/passwd"]}, "`paths`"),
+    ({"paths": ["/etc/passwd"]}, "`paths`"), ({"paths": ["a\0b"]}, "`paths`"),
+    ({"hunks": [{"path": "a.txt"}]}, "`hunks`"), ({"hunks": [{"path": "a.txt", "header": "rm -rf"}]}, "`hunks`"),
+    ({"paths": ["a"], "hunks": [{"path": "a", "header": "@@ -1 +1 @@"}]}, "not both"),
+    ({"force": "yes"}, "`force`"),
+])
+def test_a_bad_revert_says_what_to_send(payload, words):
+    with pytest.raises(rules.Invalid) as refused:
+        rules.revert(payload)
+    assert words in str(refused.value)
+
+
+def test_a_turn_id_is_a_bounded_string():
+    assert rules.turn_id({"turnId": "turn-1"}) == "turn-1"
+    for bad in (None, "", 5, "x" * 301):
+        with pytest.raises(rules.Invalid):
+            rules.turn_id({"turnId": bad})

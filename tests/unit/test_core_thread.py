@@ -519,3 +519,26 @@ def test_a_chat_that_cannot_be_saved_reads_error_until_it_is_and_a_pending_reque
     assert thread.refresh_info()[0]["info"]["status"] == "error"
     thread.info.pop("storeError")
     assert thread.refresh_info()[0]["info"]["status"] == "idle"
+
+
+# ---- rewind ---------------------------------------------------------------------------------------
+
+def test_a_rewind_keeps_what_came_before_the_turn_and_drops_it_and_all_after():
+    thread = fresh()
+    running(thread, "turn-1")
+    thread.add_user("turn-1", "first", "user-1")
+    thread.end_turn("done")
+    running(thread, "turn-2")
+    thread.add_user("turn-2", "second", "user-2")
+    thread.end_turn("done")
+    running(thread, "turn-3")
+    thread.end_turn("done")
+    events = thread.rewind_to("turn-2")
+    assert kinds(events) == ["reset"]
+    assert [i["id"] for i in events[0]["items"]] == ["turn-1", "user-1"]
+    assert thread.order == ["turn-1", "user-1"] and not thread.has("turn-3")
+    assert thread.info["activeTurnId"] is None
+    replayed = fresh()
+    for event in events:
+        replayed.apply(copy.deepcopy(event))
+    assert replayed.snapshot()["items"] == thread.snapshot()["items"]  # the log replays it

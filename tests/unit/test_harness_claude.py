@@ -506,7 +506,8 @@ def test_the_fixtures_are_the_recorded_sessions_these_tests_rely_on():
     names = sorted(p.stem for p in FRAMES.glob("*.jsonl"))
     assert names == sorted(["ask_question", "background_bash", "controls2", "err_401", "err_529_exhausted",
                             "err_529_retry", "fold_during_tool", "initialize", "perm_allow", "perm_pending_interrupt",
-                            "plain", "queued", "subagent", "thinking", "usage_limit", "usage_warning"])
+                            "plain", "queued", "rewind", "rewind_files", "subagent", "thinking", "usage_limit",
+                            "usage_warning"])
     for name in names:
         assert any(r["dir"] == "cli->host" for r in recorded(name)), name
 

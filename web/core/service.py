@@ -10,11 +10,12 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from storage import write_failure
 from web.auth import PERSON, Caller
-from web.core import approvals, background, chats, keeping, pages, preferences, skills
+from web.core import approvals, background, chats, checkpoints, keeping, pages, preferences, skills
 from web.core.payload import chat_id
 
 REQUESTS = {**chats.REQUESTS, **approvals.REQUESTS, **background.REQUESTS, **keeping.REQUESTS,
-            **skills.REQUESTS, **preferences.REQUESTS, **pages.REQUESTS}
+            **skills.REQUESTS, **preferences.REQUESTS, **pages.REQUESTS,
+            **checkpoints.REQUESTS}
 
 
 class CoreService:
@@ -46,7 +47,7 @@ class CoreService:
                 raise ChatError("forbidden", refusal)
             return {"id": request_id, "ok": True, "result": handler(self, payload, client)}
         except ChatError as exc:
-            return {"id": request_id, "ok": False, "error": {"code": exc.code, "message": str(exc)}}
+            return {"id": request_id, "ok": False, "error": {**exc.details, "code": exc.code, "message": str(exc)}}
         except pykka.Timeout:
             return {"id": request_id, "ok": False,
                     "error": {"code": "internal", "message": "the chat is busy; try again"}}

@@ -4,7 +4,9 @@ A projection is per CLI process: its items get ids ``<id prefix>:<ref>`` so a re
 never overwrites what an earlier one wrote. It answers a list of operations:
 ``("upsert", item)`` merges an item by id, ``("append", item_id, text, skeleton)`` appends text
 to an item (adding ``skeleton`` first if it does not exist yet), ``("background", tasks)`` says
-what runs on past its turn. The user's own messages and the turns are made by the host, not here.
+what runs on past its turn, ``("native", fields)`` what the CLI's own ids of the running turn are
+(merged into the turn item's ``native``: what a rewind needs, actors/harness/rewind.py). The
+user's own messages and the turns are made by the host, not here.
 
 The driver (protocol.py) reads each frame once and hands it to the handler for its kind here;
 ``project`` is the same dispatch for a frame read on its own (a saved transcript's record).
@@ -53,12 +55,12 @@ class ClaudeProjector:
     def assistant(self, frame: dict) -> list[tuple]:
         if frame.get("is_api_error_message"):
             return []  # Claude Code's own words for a failed request: the turn's error says them
-        return self._assistant(frame.get("message") or {}, frame.get("parent_tool_use_id"))
+        return self._assistant(frame.get("message") or {}, frame.get("parent_tool_use_id")) + _chain_entry(frame)
 
     def user(self, frame: dict) -> list[tuple]:
         if frame.get("isReplay"):
-            return []  # the echo of a message devhost wrote: the host made its item
-        return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result"))
+            return _chain_entry(frame)  # the echo of a message devhost wrote: the host made its item
+        return self._tool_results(frame.get("message") or {}, frame.get("tool_use_result")) + _chain_entry(frame)
 
     def request(self, frame: dict) -> list[tuple]:
         return self._request(frame)
@@ -256,6 +258,16 @@ class ClaudeProjector:
         if result.get("behavior") == "allow":
             return "allow-always" if result.get("updatedPermissions") else "allow"
         return "deny"
+
+
+def _chain_entry(frame: dict) -> list[tuple]:
+    """A frame of the conversation's own chain (not a subagent's) names the turn's last entry so
+    far: ``("native", {"lastUuid"})`` on the running turn, the anchor a rewind of the next turn
+    resumes at (``--resume-session-at``, docs/rewind.md). A subagent's frames are its own chain."""
+    uuid = frame.get("uuid")
+    if frame.get("parent_tool_use_id") is None and isinstance(uuid, str) and uuid:
+        return [("native", {"lastUuid": uuid})]
+    return []
 
 
 def _background(task: dict) -> dict:

@@ -54,12 +54,19 @@ def mode_settings(mode: str, environ=os.environ, plan: bool = False) -> modes.Cl
 
 
 def command_line(command: tuple[str, ...], model: str | None = None, resume_id: str | None = None,
-                 settings: modes.ClaudeSettings | None = None) -> list[str]:
+                 settings: modes.ClaudeSettings | None = None, resume_at: str | None = None) -> list[str]:
+    """``resume_at``: a rewind's anchor, the uuid of the last chain entry to keep (the last
+    user/assistant frame of the turn before the rewound one). Claude Code's hidden
+    ``--resume-session-at`` (print mode, with ``--resume`` only) loads the transcript up to and
+    including it: the same session id, the file is not truncated, and the next message is
+    chained to the anchor, so a later plain ``--resume`` follows that branch (docs/rewind.md)."""
     argv = [*command, *_FLAGS, *(settings.flags() if settings else ())]
     if model:
         argv.append(f"--model={model}")  # one argv item: a value can never read as a flag
     if resume_id:
         argv.append(f"--resume={resume_id}")
+        if resume_at:
+            argv.append(f"--resume-session-at={resume_at}")
     return argv
 
 
@@ -221,6 +228,11 @@ class ClaudeDriver:
 
     def expire(self, request_id) -> list:
         return []  # Claude Code's replies are not waited on: nothing to expire
+
+    def rewind_frames(self, before_turn: str | None) -> None:
+        """None: Claude Code cannot rewind a running process's conversation; the link starts
+        the next process at the anchor instead (command_line ``resume_at``)."""
+        return None
 
     def stop_frames(self) -> list[dict]:
         # end_session makes the CLI exit 0 by itself; signals are only the fallback.

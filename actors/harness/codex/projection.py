@@ -2,8 +2,9 @@
 
 A projection is per CLI process: its items get ids ``<id prefix>:<ref>`` so a restarted CLI
 never overwrites what an earlier one wrote. Its operations are those of Claude Code's
-(actors/harness/claude/projection.py), and ``("resolved", request_id)`` when Codex settles a
-request itself. Codex numbers its requests from 0 in every process, so a request's id in the
+(actors/harness/claude/projection.py), ``("resolved", request_id)`` when Codex settles a
+request itself, and ``("native", {"turnId"})`` when a turn of the main thread starts. Codex
+numbers its requests from 0 in every process, so a request's id in the
 thread (``requestId``) carries the id prefix too; ``native`` gives the CLI's own id back.
 
 The driver (protocol.py) reads each frame once and hands it here; ``project`` is the same
@@ -75,6 +76,11 @@ class CodexProjector:
             self._retries += 1
             return [("upsert", {"id": self._id(f"retry-{self._retries}"),
                                 "kind": "note", "level": "info", "text": error.get("message") or "Retrying…"})]
+        if method == "turn/started" and main:
+            # Codex's id of the running turn, on the turn item: thread/revert's beforeTurnId
+            # when this turn is rewound (actors/harness/rewind.py).
+            turn_id = (params.get("turn") or {}).get("id")
+            return [("native", {"turnId": turn_id})] if isinstance(turn_id, str) and turn_id else []
         if method == "serverRequest/resolved":
             request_id = self._id(params.get("requestId"))
             self._natives.pop(request_id, None)

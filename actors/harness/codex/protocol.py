@@ -111,6 +111,7 @@ class CodexDriver:
         self._children: dict[str, str | None] = {}  # a child agent's thread id -> its running turn
         self._windows: list[dict] = []  # the plan's usage windows, as Codex last reported them
         self._compact_held = False  # a compaction asked for before the thread was ready
+        self._revert_held: str | None = None  # a rewind asked for before the thread was ready
         # The mode: what devhostd accepts itself follows ``settings`` at once; the CLI's policy
         # is ``_applied`` (the thread's, or the last turn/start's), ``_settings_for_next_turn`` waits.
         self.settings = self._applied = settings
@@ -207,6 +208,18 @@ class CodexDriver:
             return []
         frame = self._call("thread/compact/start", {"threadId": self.thread_id})
         self._turn_requested = True
+        return [frame, self._deadline(frame)]
+
+    def rewind_frames(self, before_turn: str) -> list:
+        """Takes the thread's history back to before the turn ``before_turn`` (its id from
+        ``turn/started``): ``thread/revert`` on the live thread, held until the thread is ready.
+        Only the conversation: the files are devhostd's own (storage/checkpoints). Its reply is
+        a Rewound effect; the next ``turn/start`` leaves that turn and every later one out
+        (measured: docs/rewind.md)."""
+        if self.thread_id is None:
+            self._revert_held = before_turn
+            return []
+        frame = self._call("thread/revert", {"threadId": self.thread_id, "beforeTurnId": before_turn})
         return [frame, self._deadline(frame)]
 
     def set_model_frames(self, model: str) -> list:
@@ -461,6 +474,10 @@ class CodexDriver:
             if not error:
                 self.skills = skill_rules.codex_reported(result)
             return [fx.Skills(None if error else tuple(self.skills))]
+        if method == "thread/revert":
+            if error:
+                return [fx.Rewound(False, f"Codex could not rewind the conversation: {message}")]
+            return [fx.Rewound(True, "Codex took the conversation back to before that turn")]
         if method == "thread/settings/update" and error:
             self._settings_for_next_turn = self.settings  # the next turn/start carries it instead
             return [fx.ControlFailed(f"Codex refused the new mode (it holds from the next turn): {message}")]
@@ -506,6 +523,10 @@ class CodexDriver:
             self._compact_held = False
             frames = self.compact_frames()
             found += [fx.Write((frames[0],)), frames[1]]
+        if self._revert_held is not None:
+            frames = self.rewind_frames(self._revert_held)
+            self._revert_held = None
+            found += [fx.Write((frames[0],)), frames[1]]
         held, self._held = self._held, []
         for message_id, items in held:
             frames = self._deliver(message_id, items)
@@ -547,6 +568,9 @@ class CodexDriver:
         method, context = entry
         if method == "skills/list":
             return [fx.Skills(None)]  # the disk says instead
+        if method == "thread/revert":
+            return [fx.Rewound(False, "Codex did not answer the rewind in time; the conversation may or may "
+                                      "not have been rewound")]
         found: list = [fx.ControlFailed(f"Codex did not answer {method} in time")]
         if method in ("turn/start", "turn/steer"):
             self._turn_requested = False
