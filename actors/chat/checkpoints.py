@@ -17,13 +17,17 @@ deadline bounds a first snapshot of a huge tree, and the turn then says it has n
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
 from actors.errors import ChatError
+from actors.guard import spawn_logged
+from actors.tell import call
 from storage.checkpoints import SNAPSHOT_SECONDS, CheckpointConflict, CheckpointError, CheckpointStore, Snapshot
 
 NO_STORE = "this chat keeps no checkpoints"
 # How long a snapshot may take before the turn goes without one (a test may make it short).
 DEADLINE = float(os.environ.get("DEVHOSTD_CHECKPOINT_SECONDS") or SNAPSHOT_SECONDS)
+WARM_DEADLINE = float(os.environ.get("DEVHOSTD_CHECKPOINT_WARM_SECONDS") or 300.0)  # once, in the background
 
 
 def change_summary(turn_id: str, listed: dict) -> dict:
@@ -44,9 +48,12 @@ class Checkpoints:
         self._store: CheckpointStore | None = None
         self._before = None  # the snapshot taken for the turn about to open
         self._settling: str | None = None  # a turn whose background work may still change files
-        # Why this chat stopped trying: a checkout too large to snapshot in time stays so, and
-        # every message would wait the whole deadline again for nothing.
+        # Why turns go without a checkpoint for now: a checkout too large to snapshot in time
+        # is snapshot once more in the background with a long deadline (``_warm``), and no
+        # message waits for it; when it is done the index is warm and turns have checkpoints.
         self._gave_up: str | None = None
+        self._prefix = quote(chat.chat_id, safe="")  # a chat id may hold '/': refs of its own
+        self._warming = None
 
     @property
     def store(self) -> CheckpointStore | None:
@@ -67,12 +74,33 @@ class Checkpoints:
         if self._gave_up is not None:
             self._before = Snapshot(None, (), self._gave_up)
             return
-        self._before = self.store.snapshot(index=self._index, ref=f"{self._chat.chat_id}/before")
+        self._before = self.store.snapshot(index=self._index, ref=f"{self._prefix}/before")
         if self._before.error:
             self._chat.log("checkpoint.skipped", error=self._before.error, took=f"{self._before.took:.1f}s")
-            if "too large" in self._before.error:
-                self._gave_up = (f"{self._before.error.split(':')[0]}: this chat keeps no checkpoints "
-                                 "(a new chat tries again)")
+        if self._before.timed_out:
+            self._gave_up = (f"the checkout is too large to snapshot in {self.store.snapshot_seconds:g} s: "
+                             "devhostd is snapshotting it in the background, and the next turns will have "
+                             "checkpoints once it is done")
+            warm_store = CheckpointStore(self._root, self._chat.link.root, snapshot_seconds=WARM_DEADLINE)
+            self._warming = spawn_logged(self._warm, warm_store, self._index, f"{self._prefix}/warm",
+                                         self._chat.actor_ref)
+
+    def _warm(self, store: CheckpointStore, index: str, ref: str, actor_ref) -> None:
+        """In its own greenlet (git's waits are cooperative): the chat's index filled once, with
+        a deadline long enough for a large checkout; the chat hears the outcome in its turn."""
+        done = store.snapshot(index=index, ref=ref)
+        call(actor_ref, self._warmed, done.error, done.took)
+
+    def stop(self) -> None:
+        """The chat stops: a background snapshot ends with it (its git is killed)."""
+        if self._warming is not None:
+            self._warming.kill(block=False)
+
+    def _warmed(self, error: str | None, took: float) -> None:
+        self._warming = None
+        self._chat.log("checkpoint.warmed", took=f"{took:.1f}s", error=error)
+        self._gave_up = None if error is None else (
+            f"no checkpoints in this chat: {error.replace(': this turn has no checkpoint', '')}")
 
     def turn_opened(self) -> None:
         """The turn the message opened (or joined) is in the thread: it gets the snapshot."""
@@ -125,7 +153,7 @@ class Checkpoints:
                 durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                                 "added": 0, "removed": 0, "note": turn["checkpointNote"]})
             return
-        after = self.store.snapshot(index=self._index, ref=f"{self._chat.chat_id}/after")
+        after = self.store.snapshot(index=self._index, ref=f"{self._prefix}/after")
         if after.commit is None:
             durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                             "added": 0, "removed": 0, "note": after.error})
@@ -153,7 +181,7 @@ class Checkpoints:
     def _keep(self, commit: str, turn_id: str, side: str) -> None:
         """A ref per turn and side keeps its commit in the store for as long as the chat lives."""
         try:
-            self.store.keep(commit, f"{self._chat.chat_id}/{turn_id}/{side}")
+            self.store.keep(commit, f"{self._prefix}/{quote(turn_id, safe='')}/{side}")
         except CheckpointError as exc:
             self._chat.log("error", kind="checkpoint", error=str(exc))
 
@@ -218,6 +246,6 @@ class Checkpoints:
         """A removed chat's checkpoints go with it."""
         if self.store is not None:
             try:
-                self.store.forget(self._chat.chat_id, index=self._index)
+                self.store.forget(self._prefix, index=self._index)
             except CheckpointError as exc:
                 self._chat.log("error", kind="checkpoint", error=str(exc))

@@ -38,6 +38,7 @@ class Snapshot:
     skipped: tuple[str, ...] = ()
     error: str | None = None
     took: float = 0.0
+    timed_out: bool = False  # the deadline passed: the tree is too large to snapshot in time
 
 
 def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) -> Snapshot:
@@ -52,7 +53,7 @@ def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) 
         except Deadline:
             _remove_stale_lock(index_file)
             return Snapshot(None, skipped, f"the checkout is too large to snapshot in {seconds:g} s: "
-                                           "this turn has no checkpoint", time.perf_counter() - start)
+                                           "this turn has no checkpoint", time.perf_counter() - start, timed_out=True)
         except CheckpointError as error:
             return Snapshot(None, skipped, str(error), time.perf_counter() - start)
         except OSError as error:  # the store's folder: full disk, permissions

@@ -241,26 +241,35 @@ def test_what_a_turn_s_background_shell_changes_later_joins_its_changes(core, da
     assert [f["path"] for f in _changes(core, "bg", turn)["files"]] == ["late.txt"]
 
 
-def test_a_checkout_too_large_to_snapshot_in_time_says_so_and_the_chat_stops_trying(stack, daemon_env, mock):
+def test_a_checkout_too_large_to_snapshot_in_time_is_snapshot_in_the_background_for_the_next_turns(
+        stack, daemon_env, mock):
+    from devhostd.core_client import CoreConnection
     from tests.integration.daemon import Daemon
 
     project = stack / "project"
     _checkout(project, git=False)
-    mock.add(text_reply("one"), text_reply("two"))
-    daemon = Daemon({**daemon_env, "DEVHOSTD_CHECKPOINT_SECONDS": "0.000001"}, cwd=stack,
+    # 8,000 files: a first snapshot hashes them all (seconds here), a warm one only stats them
+    # (a tenth of a second): a deadline of 0.5 s fails the one and not the other.
+    for folder in range(80):
+        (project / "many" / str(folder)).mkdir(parents=True)
+        for n in range(100):
+            (project / "many" / str(folder) / f"{n}.txt").write_text(f"file {folder}/{n}\n" * 20)
+    mock.add(text_reply("one"), tool_use_reply("Write", {"file_path": str(project / "c.txt"), "content": "c\n"}),
+             text_reply("two"))
+    daemon = Daemon({**daemon_env, "DEVHOSTD_CHECKPOINT_SECONDS": "0.5"}, cwd=stack,
                     config=stack / "devhost.toml", state_dir=stack / "state")
     try:
-        from devhostd.core_client import CoreConnection
         with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
             core.chats.create("big", provider="claude", cwd=str(project))
             core.chats.attach("big")
-            for text in ("first", "second"):
-                turn, item = _turn_with_changes(core, "big", text)
-                assert item["files"] == [] and "too large to snapshot" in item["note"], item
+            turn, item = _turn_with_changes(core, "big", "first")
+            assert item["files"] == [] and "too large to snapshot" in item["note"], item
             with pytest.raises(CoreRequestError) as none:
                 _changes(core, "big", turn)
             assert none.value.code == "chat-unsupported" and "no checkpoint" in str(none.value)
-        assert "this chat keeps no checkpoints" in item["note"]  # the second turn did not wait again
+            wait_until(lambda: "checkpoint.warmed" in daemon.log(), timeout=120, what="the background snapshot")
+            turn, item = _turn_with_changes(core, "big", "second")
+            assert [f["path"] for f in item["files"]] == ["c.txt"], item
         assert daemon.log().count("checkpoint.skipped") == 1
     finally:
         daemon.stop()
