@@ -140,6 +140,7 @@ class Chat(pykka.ThreadingActor):
     def on_stop(self) -> None:
         self._heartbeat.kill(block=False)
         self.take_up.cancel_timer()
+        self.checkpoints.stop()
         self.link.fail_sends("the session was removed")
         self.native.close_sockets(1000)  # the daemon is stopping, or the chat was killed
         self.link.shut()

@@ -16,10 +16,18 @@ deadline bounds a first snapshot of a huge tree, and the turn then says it has n
 """
 from __future__ import annotations
 
+import os
+from urllib.parse import quote
+
 from actors.errors import ChatError
-from storage.checkpoints import CheckpointConflict, CheckpointError, CheckpointStore
+from actors.guard import spawn_logged
+from actors.tell import call
+from storage.checkpoints import SNAPSHOT_SECONDS, CheckpointConflict, CheckpointError, CheckpointStore, Snapshot
 
 NO_STORE = "this chat keeps no checkpoints"
+# How long a snapshot may take before the turn goes without one (a test may make it short).
+DEADLINE = float(os.environ.get("DEVHOSTD_CHECKPOINT_SECONDS") or SNAPSHOT_SECONDS)
+WARM_DEADLINE = float(os.environ.get("DEVHOSTD_CHECKPOINT_WARM_SECONDS") or 300.0)  # once, in the background
 
 
 def change_summary(turn_id: str, listed: dict) -> dict:
@@ -40,11 +48,17 @@ class Checkpoints:
         self._store: CheckpointStore | None = None
         self._before = None  # the snapshot taken for the turn about to open
         self._settling: str | None = None  # a turn whose background work may still change files
+        # Why turns go without a checkpoint for now: a checkout too large to snapshot in time
+        # is snapshot once more in the background with a long deadline (``_warm``), and no
+        # message waits for it; when it is done the index is warm and turns have checkpoints.
+        self._gave_up: str | None = None
+        self._prefix = quote(chat.chat_id, safe="")  # a chat id may hold '/': refs of its own
+        self._warming = None
 
     @property
     def store(self) -> CheckpointStore | None:
         if self._store is None and self._root is not None:
-            self._store = CheckpointStore(self._root, self._chat.link.root)
+            self._store = CheckpointStore(self._root, self._chat.link.root, snapshot_seconds=DEADLINE)
         return self._store
 
     @property
@@ -57,9 +71,36 @@ class Checkpoints:
         """A message is about to open a turn: the checkout as it is now, before the CLI has it."""
         if self.store is None or self._chat.durable.record.frozen:
             return
-        self._before = self.store.snapshot(index=self._index, ref=f"{self._chat.chat_id}/before")
+        if self._gave_up is not None:
+            self._before = Snapshot(None, (), self._gave_up)
+            return
+        self._before = self.store.snapshot(index=self._index, ref=f"{self._prefix}/before")
         if self._before.error:
-            self._chat.log("checkpoint.skipped", error=self._before.error)
+            self._chat.log("checkpoint.skipped", error=self._before.error, took=f"{self._before.took:.1f}s")
+        if self._before.timed_out:
+            self._gave_up = (f"the checkout is too large to snapshot in {self.store.snapshot_seconds:g} s: "
+                             "devhostd is snapshotting it in the background, and the next turns will have "
+                             "checkpoints once it is done")
+            warm_store = CheckpointStore(self._root, self._chat.link.root, snapshot_seconds=WARM_DEADLINE)
+            self._warming = spawn_logged(self._warm, warm_store, self._index, f"{self._prefix}/warm",
+                                         self._chat.actor_ref)
+
+    def _warm(self, store: CheckpointStore, index: str, ref: str, actor_ref) -> None:
+        """In its own greenlet (git's waits are cooperative): the chat's index filled once, with
+        a deadline long enough for a large checkout; the chat hears the outcome in its turn."""
+        done = store.snapshot(index=index, ref=ref)
+        call(actor_ref, self._warmed, done.error, done.took)
+
+    def stop(self) -> None:
+        """The chat stops: a background snapshot ends with it (its git is killed)."""
+        if self._warming is not None:
+            self._warming.kill(block=False)
+
+    def _warmed(self, error: str | None, took: float) -> None:
+        self._warming = None
+        self._chat.log("checkpoint.warmed", took=f"{took:.1f}s", error=error)
+        self._gave_up = None if error is None else (
+            f"no checkpoints in this chat: {error.replace(': this turn has no checkpoint', '')}")
 
     def turn_opened(self) -> None:
         """The turn the message opened (or joined) is in the thread: it gets the snapshot."""
@@ -85,8 +126,14 @@ class Checkpoints:
         on changing files: when that ends, the changes are read again (``background_settled``)."""
         if turn_id is None:
             return
-        self._settle(turn_id)
-        self._settling = turn_id if self._chat.durable.info.get("background") else None
+        turn = self._chat.durable.thread.item(turn_id) or {}
+        if turn.get("checkpoint") or turn.get("checkpointNote"):
+            self._settle(turn_id)
+            self._settling = turn_id if self._chat.durable.info.get("background") else None
+        else:
+            # A turn the CLI began by itself (reporting on background work) has no snapshot of
+            # its own: what it changes is the earlier turn's, read again once all of it is done.
+            self.background_settled()
 
     def background_settled(self) -> None:
         """Called after the CLI's frames: once the background work a turn left is done, its
@@ -106,7 +153,7 @@ class Checkpoints:
                 durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                                 "added": 0, "removed": 0, "note": turn["checkpointNote"]})
             return
-        after = self.store.snapshot(index=self._index, ref=f"{self._chat.chat_id}/after")
+        after = self.store.snapshot(index=self._index, ref=f"{self._prefix}/after")
         if after.commit is None:
             durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                             "added": 0, "removed": 0, "note": after.error})
@@ -134,7 +181,7 @@ class Checkpoints:
     def _keep(self, commit: str, turn_id: str, side: str) -> None:
         """A ref per turn and side keeps its commit in the store for as long as the chat lives."""
         try:
-            self.store.keep(commit, f"{self._chat.chat_id}/{turn_id}/{side}")
+            self.store.keep(commit, f"{self._prefix}/{quote(turn_id, safe='')}/{side}")
         except CheckpointError as exc:
             self._chat.log("error", kind="checkpoint", error=str(exc))
 
@@ -199,6 +246,6 @@ class Checkpoints:
         """A removed chat's checkpoints go with it."""
         if self.store is not None:
             try:
-                self.store.forget(self._chat.chat_id, index=self._index)
+                self.store.forget(self._prefix, index=self._index)
             except CheckpointError as exc:
                 self._chat.log("error", kind="checkpoint", error=str(exc))

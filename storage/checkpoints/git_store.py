@@ -24,12 +24,15 @@ from storage.checkpoints.errors import CheckpointError
 
 CONFIG = (("core.autocrlf", "false"), ("core.safecrlf", "false"), ("gc.auto", "0"),
           ("core.fsmonitor", "false"), ("core.quotePath", "false"),
-          # the snapshot needs no reflog of its refs, and no repository-wide lock for one
-          ("core.logAllRefUpdates", "false"))
+          # the snapshot needs no reflog of its refs
+          ("core.logAllRefUpdates", "false"),
+          # zlib's fastest level: a first snapshot of a large checkout spends most of its CPU
+          # compressing (level 1 costs about half of git's default, for a somewhat larger store)
+          ("core.looseCompression", "1"))
 ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
 IDENTITY = {"GIT_AUTHOR_NAME": "devhostd", "GIT_AUTHOR_EMAIL": "devhostd@localhost",
             "GIT_COMMITTER_NAME": "devhostd", "GIT_COMMITTER_EMAIL": "devhostd@localhost"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -42,11 +45,36 @@ def store_folder(state_root: str, checkout: str) -> str:
     return os.path.join(state_root, hashlib.sha256(os.fsencode(real)).hexdigest()[:32])
 
 
-def checked_name(name: str, what: str) -> str:
-    """An index or ref name from the caller: letters, digits, '.', '_', '-', '/'-separated."""
-    if not isinstance(name, str) or not _NAME.match(name) or ".." in name or name.endswith(".lock"):
-        raise CheckpointError(f"{what} {name!r} is no valid name: use letters, digits, '.', '_', '-' and '/'")
-    return name
+def ref_name(name, what: str = "ref") -> str:
+    """A ref (or ref prefix) from the caller, '/'-separated, as a valid git ref name: each part
+    percent-encoded where git or a file system would refuse it (a chat id may hold spaces,
+    colons, any letter: the same id always gives the same name, two ids never one)."""
+    if not isinstance(name, str) or not name or any(not part for part in name.split("/")):
+        raise CheckpointError(f"{what} {name!r} is no valid name: no empty parts between '/'")
+    return "/".join(_encoded(part) for part in name.split("/"))
+
+
+def index_name(name) -> str:
+    """An index name from the caller as one file name ('/' encoded too)."""
+    if not isinstance(name, str) or not name:
+        raise CheckpointError(f"index {name!r} is no valid name")
+    return _encoded(name)
+
+
+def _encoded(part: str) -> str:
+    out = "".join(c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                  for c in part)
+    # git refuses a part that starts or ends with '.', holds '..' or ends in '.lock'
+    out = out.replace("..", ".%2E")
+    if out.startswith("."):
+        out = "%2E" + out[1:]
+    if out.endswith("."):
+        out = out[:-1] + "%2E"
+    if out.endswith(".lock"):
+        out = out[:-5] + "%2Elock"
+    if len(out) > 200:  # a file name (loose ref, index) has 255 bytes at most
+        out = out[:120] + "-" + hashlib.sha256(out.encode()).hexdigest()[:32]
+    return out
 
 
 def checked_commit(commit) -> str:
@@ -97,7 +125,7 @@ class GitStore:
             shutil.rmtree(temp, ignore_errors=True)
 
     def index_path(self, index: str) -> str:
-        return os.path.join(self.path, "indexes", checked_name(index, "index"))
+        return os.path.join(self.path, "indexes", index_name(index))
 
     def git(self, *args: str, index: str | None = None, index_file: str | None = None, data: bytes | None = None,
             timeout: float | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
@@ -118,11 +146,11 @@ class GitStore:
         return done.stdout
 
     def update_ref(self, ref: str, commit: str) -> None:
-        self.git("update-ref", f"refs/devhostd/{checked_name(ref, 'ref')}", checked_commit(commit))
+        self.git("update-ref", f"refs/devhostd/{ref_name(ref)}", checked_commit(commit))
 
     def delete_refs(self, prefix: str) -> list[str]:
         """Deletes refs/devhostd/<prefix> and every ref under it; returns their names."""
-        base = f"refs/devhostd/{checked_name(prefix, 'prefix')}"
+        base = f"refs/devhostd/{ref_name(prefix, 'prefix')}"
         names = [n for n in self.git("for-each-ref", "--format=%(refname)", base).decode().splitlines() if n]
         if names:
             self.git("update-ref", "--stdin", data="".join(f"delete {n}\n" for n in names).encode())

@@ -126,9 +126,11 @@ def _blobs(store: GitStore, ids: set[str]) -> dict[str, bytes]:
 
 def _inside(checkout: str, path: str) -> None:
     # A folder on the way replaced by a symlink since the snapshot would lead the write elsewhere.
-    parent = os.path.dirname(os.path.join(checkout, path))
-    real = os.path.realpath(parent)
-    if real != os.path.normpath(parent) and os.path.lexists(parent):
+    # (checked on the nearest folder that exists: the write creates the missing ones below it)
+    existing = os.path.dirname(os.path.join(checkout, path))
+    while not os.path.lexists(existing) and existing != checkout:
+        existing = os.path.dirname(existing)
+    if os.path.realpath(existing) != os.path.normpath(existing):
         raise CheckpointError(f"{path} is now behind a symlink: it is not reverted")
 
 

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import threading
 import time
 from dataclasses import dataclass
 
 from storage.checkpoints.errors import CheckpointError
-from storage.checkpoints.git_store import Deadline, GitStore, checked_name
+from storage.checkpoints.git_store import Deadline, GitStore, ref_name
 from storage.checkpoints.ignores import exclude_lines, global_excludes_file
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 SNAPSHOT_SECONDS = 10.0
+WHOLE_TREE_ADD = 1000  # more changed paths than this: `add -A .` (matching many pathspecs costs more)
 MESSAGE = b"devhostd snapshot\n\n"
 
 _locks: dict[str, threading.Lock] = {}  # (gevent's lock under the patch) one snapshot per index at a time
@@ -36,10 +38,11 @@ class Snapshot:
     skipped: tuple[str, ...] = ()
     error: str | None = None
     took: float = 0.0
+    timed_out: bool = False  # the deadline passed: the tree is too large to snapshot in time
 
 
 def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) -> Snapshot:
-    checked_name(ref, "ref")
+    ref_name(ref)  # a bad name is refused before any work
     index_file = store.index_path(index)
     lock = _locks.setdefault(index_file, threading.Lock())
     start = time.perf_counter()
@@ -50,9 +53,12 @@ def take(store: GitStore, index: str, ref: str, max_bytes: int, seconds: float) 
         except Deadline:
             _remove_stale_lock(index_file)
             return Snapshot(None, skipped, f"the checkout is too large to snapshot in {seconds:g} s: "
-                                           "this turn has no checkpoint", time.perf_counter() - start)
+                                           "this turn has no checkpoint", time.perf_counter() - start, timed_out=True)
         except CheckpointError as error:
             return Snapshot(None, skipped, str(error), time.perf_counter() - start)
+        except OSError as error:  # the store's folder: full disk, permissions
+            return Snapshot(None, skipped, f"the checkpoint could not be written: {error}",
+                            time.perf_counter() - start)
         return Snapshot(commit, skipped, None, time.perf_counter() - start)
 
 
@@ -64,6 +70,7 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
         return remaining
 
     _sync_exclude(store)
+    fresh = not _seed_index(store, index)
     ignore = global_excludes_file()
     config = ("-c", f"core.excludesFile={ignore}") if ignore else ()
     listed = store.git(*config, "ls-files", "-z", "-o", "-m", "--exclude-standard", index=index, timeout=left())
@@ -72,14 +79,45 @@ def _take(store: GitStore, index: str, ref: str, max_bytes: int, deadline: float
         # A file that grew over the limit since the last snapshot leaves the index too.
         store.git("update-index", "-z", "--force-remove", "--stdin", index=index, timeout=left(),
                   data=b"".join(os.fsencode(p) + b"\0" for p in skipped))
-    spec = b".\0" + b"".join(b":(exclude,literal)" + os.fsencode(p) + b"\0" for p in skipped)
-    store.git(*config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index, data=spec,
-              timeout=left())
+    changed = [raw for raw in dict.fromkeys(listed.split(b"\0")) if raw and os.fsdecode(raw) not in skipped]
+    if fresh or len(changed) > WHOLE_TREE_ADD:
+        # No index to go by yet, or most of the tree is new: add everything but the skipped.
+        spec = b".\0" + b"".join(b":(exclude,literal)" + os.fsencode(p) + b"\0" for p in skipped)
+    else:
+        # What ls-files found is all that changed: naming it spares `add` a second walk of the
+        # tree (a deleted file named this way leaves the index too).
+        spec = b"".join(b":(literal)" + raw + b"\0" for raw in changed)
+    if spec:
+        store.git(*config, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", index=index, data=spec,
+                  timeout=left())
     tree = store.git("write-tree", index=index, timeout=left()).decode().strip()
     message = MESSAGE + json.dumps({"skipped": list(skipped)}).encode() + b"\n"
     commit = store.git("commit-tree", tree, data=message, timeout=left()).decode().strip()
     store.update_ref(ref, commit)
     return skipped, commit
+
+
+def _seed_index(store: GitStore, index: str) -> bool:
+    """A chat's first snapshot starts from the newest index another chat of this checkout left:
+    its stat data holds for the same files, so git re-reads only what changed since, not all.
+    False when there is no index at all yet."""
+    target = store.index_path(index)
+    if os.path.exists(target):
+        return True
+    folder = os.path.dirname(target)
+    others = []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if name.startswith(".") or name.endswith(".lock") or not os.path.isfile(path):
+            continue
+        others.append((os.path.getmtime(path), path))
+    if others:
+        # git replaces an index by renaming a finished one over it: a copy is never half-written
+        temp = f"{target}.seed-{os.getpid()}"
+        shutil.copyfile(max(others)[1], temp)
+        os.replace(temp, target)
+        return True
+    return False
 
 
 def _too_big(checkout: str, listed: bytes, max_bytes: int) -> set[str]:

@@ -6,7 +6,7 @@ import os
 
 from storage.checkpoints import patch, revert, snapshot
 from storage.checkpoints.errors import CheckpointError
-from storage.checkpoints.git_store import GitStore, checked_commit, checked_name
+from storage.checkpoints.git_store import GitStore, checked_commit
 from storage.checkpoints.snapshot import Snapshot
 
 

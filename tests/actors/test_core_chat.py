@@ -187,6 +187,9 @@ def test_a_turn_reaches_the_attached_client_as_events_in_sequence(core, project,
     sent = chat.core_send("hello").get(timeout=ASK)
     assert sent["queued"] is False
     assert turn_ended(sink, sent["turnId"])["state"] == "done"
+    # The chat goes on after the turn's end (its changes are read): the history, asked after
+    # that, is what every event the client had by then rebuilds.
+    history = chat.history(None, 100).get(timeout=ASK)["items"]
     seqs = [f["payload"]["seq"] for f in sink.frames]
     assert seqs == list(range(1, len(seqs) + 1))
     rebuilt = Thread(answer["info"], answer["items"])
@@ -194,7 +197,7 @@ def test_a_turn_reaches_the_attached_client_as_events_in_sequence(core, project,
         rebuilt.apply(event)
     kinds = [(i["kind"], i.get("text")) for i in rebuilt.snapshot()["items"] if i["kind"] in ("user", "assistant")]
     assert kinds == [("user", "hello"), ("assistant", "Hello from the core.")]
-    assert rebuilt.snapshot()["items"] == chat.history(None, 100).get(timeout=ASK)["items"]
+    assert rebuilt.snapshot()["items"] == history
 
 
 def test_what_the_client_saw_is_what_the_log_holds(core, project, mock):

@@ -223,3 +223,53 @@ def test_a_rewind_takes_the_files_and_the_conversation_back_to_before_the_turn(c
     last = said(model.requests[-1])
     assert "remember the word alpha" in last and "what words do you remember?" in last
     assert "beta" not in last
+
+
+def test_what_a_turn_s_background_shell_changes_later_joins_its_changes(core, daemon, mock, stack):
+    project = stack / "project"
+    _checkout(project, git=False)
+    mock.add(tool_use_reply("Bash", {"command": "sleep 2; echo late > late.txt", "description": "Later",
+                                     "run_in_background": True}),
+             text_reply("Started it."), text_reply("It wrote late.txt."))
+    core.chats.create("bg", provider="claude", cwd=str(project))
+    core.chats.attach("bg")
+    turn, item = _turn_with_changes(core, "bg", "write it in the background")
+    assert item["files"] == []  # the shell has not written yet
+    def listed():
+        return [f["path"] for f in next(i for i in items(core, "bg", "changes") if i["turnId"] == turn)["files"]]
+    wait_until(lambda: listed() == ["late.txt"], timeout=60, what="the background shell's file in the turn's changes")
+    assert [f["path"] for f in _changes(core, "bg", turn)["files"]] == ["late.txt"]
+
+
+def test_a_checkout_too_large_to_snapshot_in_time_is_snapshot_in_the_background_for_the_next_turns(
+        stack, daemon_env, mock):
+    from devhostd.core_client import CoreConnection
+    from tests.integration.daemon import Daemon
+
+    project = stack / "project"
+    _checkout(project, git=False)
+    # 8,000 files: a first snapshot hashes them all (seconds here), a warm one only stats them
+    # (a tenth of a second): a deadline of 0.5 s fails the one and not the other.
+    for folder in range(80):
+        (project / "many" / str(folder)).mkdir(parents=True)
+        for n in range(100):
+            (project / "many" / str(folder) / f"{n}.txt").write_text(f"file {folder}/{n}\n" * 20)
+    mock.add(text_reply("one"), tool_use_reply("Write", {"file_path": str(project / "c.txt"), "content": "c\n"}),
+             text_reply("two"))
+    daemon = Daemon({**daemon_env, "DEVHOSTD_CHECKPOINT_SECONDS": "0.5"}, cwd=stack,
+                    config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        with CoreConnection(daemon.control_origin, token=daemon.core_token) as core:
+            core.chats.create("big", provider="claude", cwd=str(project))
+            core.chats.attach("big")
+            turn, item = _turn_with_changes(core, "big", "first")
+            assert item["files"] == [] and "too large to snapshot" in item["note"], item
+            with pytest.raises(CoreRequestError) as none:
+                _changes(core, "big", turn)
+            assert none.value.code == "chat-unsupported" and "no checkpoint" in str(none.value)
+            wait_until(lambda: "checkpoint.warmed" in daemon.log(), timeout=120, what="the background snapshot")
+            turn, item = _turn_with_changes(core, "big", "second")
+            assert [f["path"] for f in item["files"]] == ["c.txt"], item
+        assert daemon.log().count("checkpoint.skipped") == 1
+    finally:
+        daemon.stop()

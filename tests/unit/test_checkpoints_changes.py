@@ -33,7 +33,8 @@ def test_added_modified_deleted_renamed_and_binary_files_with_hunks_and_counts(t
     assert sorted(files) == ["gone.txt", "mod.txt", "new.txt", "new/name.txt", "pic.png"]
     assert files["new.txt"] == {"path": "new.txt", "status": "added", "added": 2, "removed": 0,
                                 "hunks": [{"header": "@@ -0,0 +1,2 @@", "lines": ["+fresh", "+lines"]}]}
-    assert files["gone.txt"]["status"] == "deleted" and (files["gone.txt"]["added"], files["gone.txt"]["removed"]) == (0, 2)
+    gone = files["gone.txt"]
+    assert (gone["status"], gone["added"], gone["removed"]) == ("deleted", 0, 2)
     assert files["new/name.txt"] == {"path": "new/name.txt", "status": "renamed", "oldPath": "old/name.txt",
                                      "added": 0, "removed": 0, "hunks": []}
     assert files["pic.png"] == {"path": "pic.png", "status": "modified", "added": 0, "removed": 0,

@@ -35,13 +35,13 @@ _content = st.lists(_line, max_size=30).map(lambda lines: b"\n".join(lines)) | \
     st.lists(_line, max_size=30).map(lambda lines: b"".join(line + b"\n" for line in lines))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=_content, after=_content)
 def test_reverting_every_hunk_gives_the_before_bytes(before, after):
     assert hunks.revert(after, _hunks(before, after)) == before
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=_content, after=_content, data=st.data())
 def test_without_context_lines_any_subset_reverts_too(before, after, data):
     # -U0: hunks that only add (b == 0) or only remove (d == 0) lines, in the middle of a file
@@ -51,7 +51,7 @@ def test_without_context_lines_any_subset_reverts_too(before, after, data):
     assert hunks.revert(middle, _hunks(before, middle, context=0)) == before
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(before=_content, after=_content, data=st.data())
 def test_reverting_some_hunks_then_the_rest_gives_the_before_bytes(before, after, data):
     found = _hunks(before, after)

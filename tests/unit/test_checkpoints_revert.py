@@ -34,7 +34,8 @@ def test_reverting_a_file_restores_its_exact_bytes_and_mode(tmp_path):
     result = store.revert(before, after, paths=["crlf.txt", "tail.txt", "run.sh"])
     assert result["reverted"] == ["crlf.txt", "run.sh", "tail.txt"]
     now = tree_of(folder)
-    assert {k: now[k] for k in ("crlf.txt", "tail.txt", "run.sh")} == {k: expected[k] for k in ("crlf.txt", "tail.txt", "run.sh")}
+    asked = ("crlf.txt", "tail.txt", "run.sh")
+    assert {k: now[k] for k in asked} == {k: expected[k] for k in asked}
     assert now["other.txt"] == (b"p\n", False)  # not asked for: left as the turn made it
     assert [f["path"] for f in store.changes(before, result["after"])["files"]] == ["other.txt"]
 
@@ -182,3 +183,21 @@ def test_a_folder_replaced_by_a_symlink_is_not_written_through(tmp_path):
     with pytest.raises(CheckpointError, match="behind a symlink"):
         store.revert(before, after, force=True)
     assert (outside / "a.txt").read_text() == "b\n"
+
+
+def test_a_folder_to_recreate_under_a_symlink_is_not_written_through_either(tmp_path):
+    folder, outside = tmp_path / "co", tmp_path / "outside"
+    write(folder, {"sub/deep/a.txt": "a\n", "other.txt": "o\n"})
+    outside.mkdir()
+    store = store_for(tmp_path, folder)
+
+    def change():
+        os.unlink(folder / "sub" / "deep" / "a.txt")
+        os.rmdir(folder / "sub" / "deep")
+        os.rmdir(folder / "sub")
+
+    before, after = turn(store, change)
+    os.symlink(outside, folder / "sub")  # `sub` is absent in `after`, so this is no conflict
+    with pytest.raises(CheckpointError, match="behind a symlink"):
+        store.revert(before, after)
+    assert os.listdir(outside) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 import subprocess
 
+import pytest
+
 from storage.checkpoints import CheckpointStore
 from tests.unit.checkpoint_trees import git, person_repo, repo_state, store_for, write
 
@@ -126,21 +128,57 @@ def test_the_store_is_one_bare_repository_per_checkout_with_bytes_kept_as_they_a
     write(other, {"b": "b\n"})
     first, second = store_for(tmp_path, one), store_for(tmp_path, other)
     assert first.path != second.path and store_for(tmp_path, one / ".." / "one").path == first.path
-    config = subprocess.run(["git", "--git-dir", first.path, "config", "-l"], capture_output=True, check=True,
-                            env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "PATH": os.environ["PATH"]})
+    plain = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "PATH": os.environ["PATH"]}
+    config = subprocess.run(["git", "--git-dir", first.path, "config", "-l"], capture_output=True, env=plain)
     for line in ("core.bare=true", "core.autocrlf=false", "gc.auto=0", "core.fsmonitor=false", "core.quotepath=false"):
         assert line in config.stdout.decode().splitlines()
-    assert open(os.path.join(first.path, "info", "attributes")).read() == "* -text -filter -ident -working-tree-encoding\n"
+    attributes = open(os.path.join(first.path, "info", "attributes")).read()
+    assert attributes == "* -text -filter -ident -working-tree-encoding\n"
 
 
-def test_names_from_a_caller_are_checked(tmp_path):
-    import pytest
+def test_any_chat_id_makes_refs_and_an_index_of_its_own(tmp_path):
+    write(tmp_path / "co", {"a": "a\n"})
+    store = store_for(tmp_path, tmp_path / "co")
+    ids = ["a b", "a%20b", "über:chat?*", "..", ".hidden.lock", "x" * 200, "y" * 199 + "é", "c1"]
+    commits = {}
+    for chat in ids:
+        snap = store.snapshot(f"chat-{chat}", f"{chat}/t1/before")
+        assert snap.error is None, chat
+        commits[chat] = snap.commit
+    refs = store.git.git("for-each-ref", "--format=%(refname)").decode().split()
+    assert len(refs) == len(ids) and all(r.startswith("refs/devhostd/") and r.endswith("/t1/before") for r in refs)
+    assert len(os.listdir(os.path.join(store.path, "indexes"))) == len(ids)
+    assert store.forget("a b", index="chat-a b") == ["refs/devhostd/a%20b/t1/before"]
+    assert len(store.git.git("for-each-ref").decode().splitlines()) == len(ids) - 1  # "a%20b" is another chat
+    assert not os.path.exists(store.git.index_path("chat-a b")) and os.path.exists(store.git.index_path("chat-a%20b"))
 
+
+def test_an_empty_name_is_refused(tmp_path):
     from storage.checkpoints import CheckpointError
     write(tmp_path / "co", {"a": "a\n"})
     store = store_for(tmp_path, tmp_path / "co")
-    for index, ref in (("../x", "c/t/before"), ("chat-1", "../../HEAD"), ("chat-1", "a b")):
+    for index, ref in (("", "c/t/before"), ("chat-1", "c//before"), ("chat-1", "/c"), ("chat-1", "")):
         with pytest.raises(CheckpointError):
             store.snapshot(index, ref)
     with pytest.raises(CheckpointError):
-        store.forget("..")
+        store.forget("")
+
+
+def test_a_later_snapshot_and_a_second_chats_first_one_hold_the_same_tree_as_a_fresh_store(tmp_path):
+    folder = tmp_path / "co"
+    write(folder, {f"d{n}/f{n}.txt": f"{n}\n" for n in range(20)})
+    store = store_for(tmp_path, folder)
+    store.snapshot("chat-c1", "c1/t1/before")
+    write(folder, {"d1/f1.txt": "changed\n", "new/deep/x.txt": "x\n"})
+    os.unlink(folder / "d2" / "f2.txt")
+    os.chmod(folder / "d3" / "f3.txt", 0o755)
+    os.unlink(folder / "d4" / "f4.txt")
+    os.symlink("../d5/f5.txt", folder / "d4" / "f4.txt")
+    later = store.snapshot("chat-c1", "c1/t1/after").commit
+    second_chat = store.snapshot("chat-c2", "c2/t1/before").commit  # starts from chat-c1's index
+    fresh_store = CheckpointStore(str(tmp_path / "other-state"), str(folder))
+    fresh = fresh_store.snapshot("chat-c1", "c1/t1/before").commit
+
+    def tree(of: CheckpointStore, commit: str) -> str:
+        return of.git.git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+    assert tree(store, later) == tree(store, second_chat) == tree(fresh_store, fresh)

@@ -5,7 +5,8 @@ never overwrites what an earlier one wrote. It answers a list of operations:
 ``("upsert", item)`` merges an item by id, ``("append", item_id, text, skeleton)`` appends text
 to an item (adding ``skeleton`` first if it does not exist yet), ``("background", tasks)`` says
 what runs on past its turn, ``("native", fields)`` what the CLI's own ids of the running turn are
-(merged into the turn item's ``native``: what a rewind needs, actors/harness/rewind.py). The user's own messages and the turns are made by the host, not here.
+(merged into the turn item's ``native``: what a rewind needs, actors/harness/rewind.py). The
+user's own messages and the turns are made by the host, not here.
 
 The driver (protocol.py) reads each frame once and hands it to the handler for its kind here;
 ``project`` is the same dispatch for a frame read on its own (a saved transcript's record).

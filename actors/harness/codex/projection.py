@@ -3,7 +3,8 @@
 A projection is per CLI process: its items get ids ``<id prefix>:<ref>`` so a restarted CLI
 never overwrites what an earlier one wrote. Its operations are those of Claude Code's
 (actors/harness/claude/projection.py), ``("resolved", request_id)`` when Codex settles a
-request itself, and ``("native", {"turnId"})`` when a turn of the main thread starts. Codex numbers its requests from 0 in every process, so a request's id in the
+request itself, and ``("native", {"turnId"})`` when a turn of the main thread starts. Codex
+numbers its requests from 0 in every process, so a request's id in the
 thread (``requestId``) carries the id prefix too; ``native`` gives the CLI's own id back.
 
 The driver (protocol.py) reads each frame once and hands it here; ``project`` is the same
