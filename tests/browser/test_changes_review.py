@@ -3,7 +3,8 @@ Code writes the page's module on a real Vite dev server behind devhostd; the tur
 is a line under it ("1 file changed +1 −1") that opens a review of the files and their hunks;
 Revert file, asked first in words, puts the file back (the page shows the old text after its hot
 reload); a file edited on disk since the turn is a conflict that names it and offers Revert anyway;
-Revert hunk undoes one part of a file and the review shows the part left; Undo turn and Rewind (the turn out of the conversation too) say first what they will do.
+Revert hunk undoes one part of a file and the review shows the part left; Undo turn and Rewind
+(the turn out of the conversation too) say first what they will do.
 The review is a modal dialog: Escape closes it (not the panel), the focus goes back to the line,
 and axe-core finds nothing serious in it, light or dark. How a `changes` item is drawn (one file,
 many, skipped files, the note when there is no checkpoint, nothing at all) is read from the
@@ -151,7 +152,8 @@ def test_revert_hunk_undoes_one_part_of_a_file_and_the_review_shows_the_part_lef
     lines = [f"line {n}" for n in range(1, 31)]
     (vite / "notes.txt").write_text("\n".join(lines) + "\n")
     changed_lines = ["LINE 1", *lines[1:29], "LINE 30"]  # far apart: two hunks
-    mock.add(tool_use_reply("Write", {"file_path": str(vite / "notes.txt"), "content": "\n".join(changed_lines) + "\n"}),
+    written = "\n".join(changed_lines) + "\n"
+    mock.add(tool_use_reply("Write", {"file_path": str(vite / "notes.txt"), "content": written}),
              text_reply("Shouted the ends."))
     panel = Panel(page, daemon).open()
     panel.send("shout the first and last lines")
@@ -172,7 +174,8 @@ def test_revert_hunk_undoes_one_part_of_a_file_and_the_review_shows_the_part_lef
     assert (vite / "notes.txt").read_text() == "\n".join([*lines[:29], "LINE 30"]) + "\n"
 
 
-def test_rewind_puts_the_files_back_takes_the_turn_out_of_the_conversation_and_says_what_it_did(page, daemon, vite, mock):
+def test_rewind_puts_the_files_back_takes_the_turn_out_of_the_conversation_and_says_what_it_did(
+        page, daemon, vite, mock):
     panel = Panel(page, daemon).open()
     expect(page.locator("#app")).to_have_text("version 1")
     line = a_turn_that_writes_version(panel, page, mock, vite, 4)
@@ -217,7 +220,8 @@ def shown(page, daemon, *changes):
              {"id": "user-1", "kind": "user", "turnId": "turn-1", "text": "change things"},
              {"id": "assistant-1", "kind": "assistant", "turnId": "turn-1", "text": "Changed."},
              *({"turnId": "turn-1", "kind": "changes", **c} for c in changes)]
-    page.evaluate(SHOW, [{"id": "drawn", "harness": "claude-code", "status": "idle", "projectRootPath": "/nowhere"}, items])
+    record = {"id": "drawn", "harness": "claude-code", "status": "idle", "projectRootPath": "/nowhere"}
+    page.evaluate(SHOW, [record, items])
     expect(panel.items("assistant")).to_have_text("Changed.")
     return panel
 

@@ -182,9 +182,9 @@ def test_a_mode_only_a_new_process_has_waits_for_the_turn_and_a_send_meanwhile_i
     approvals = {e["payload"]["event"]["item"]["requestId"] for e in core.events if e["event"] == "chat.event"
                  and _item_event(e["payload"]["event"], "approval")}
     assert approvals == {write["requestId"], bash["requestId"]}
-    third = next(e["payload"]["event"]["item"] for e in core.events if e["event"] == "chat.event"
-                 and _item_event(e["payload"]["event"], "user")
-                 and e["payload"]["event"]["item"]["text"] == "a third one")
+    third = core.wait_event(lambda e: e["event"] == "chat.event" and _item_event(e["payload"]["event"], "user")
+                            and e["payload"]["event"]["item"]["text"] == "a third one", timeout=60,
+                            what="the third message's turn")["payload"]["event"]["item"]
     assert _turn_done(core, "c", third["turnId"])["state"] == "done"  # and the queue went on after it
 
 

@@ -42,6 +42,7 @@ def test_a_reconnect_from_a_sequence_gets_only_what_came_after_and_a_fresh_one_t
     sock = daemon.connect_thread(record["id"])
     sock.send_message("one")
     sock.wait_item(lambda i: i["kind"] == "turn" and i["state"] == "done")
+    sock.wait_item(lambda i: i["kind"] == "changes")  # the last item of a turn: what it changed
     seen = max(f["seq"] for f in sock.frames if f["type"] == "event")
     first_items = sock.items()
     sock.close()
@@ -53,6 +54,7 @@ def test_a_reconnect_from_a_sequence_gets_only_what_came_after_and_a_fresh_one_t
     again = daemon.connect_thread(record["id"], since=seen)
     assert again.snapshot["type"] == "resumed" and again.snapshot["seq"] == seen
     again.wait_item(lambda i: i["kind"] == "assistant" and i.get("text") == "Second reply.")
+    again.wait_item(lambda i: i["kind"] == "changes")
     assert all(f["seq"] > seen for f in again.frames if f["type"] == "event")
     resumed_items = {**first_items, **again.items()}
     fresh = daemon.connect_thread(record["id"])
