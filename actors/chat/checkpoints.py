@@ -153,12 +153,11 @@ class Checkpoints:
                 durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                                 "added": 0, "removed": 0, "note": turn["checkpointNote"]})
             return
-        after = self.store.snapshot(index=self._index, ref=f"{self._prefix}/after")
+        after = self.store.snapshot(index=self._index, ref=self._ref(turn_id, "after"))
         if after.commit is None:
             durable.upsert({"id": f"changes-{turn_id}", "kind": "changes", "turnId": turn_id, "files": [],
                             "added": 0, "removed": 0, "note": after.error})
             return
-        self._keep(after.commit, turn_id, "after")
         durable.upsert({"id": turn_id, "kind": "turn", "checkpointAfter": after.commit})
         self._publish_changes(turn_id, turn["checkpoint"], after.commit)
 
@@ -178,10 +177,13 @@ class Checkpoints:
         except CheckpointError as exc:
             raise ChatError("storage-failed", f"the turn's changes cannot be read: {exc}") from None
 
+    def _ref(self, turn_id: str, side: str) -> str:
+        return f"{self._prefix}/{quote(turn_id, safe='')}/{side}"
+
     def _keep(self, commit: str, turn_id: str, side: str) -> None:
         """A ref per turn and side keeps its commit in the store for as long as the chat lives."""
         try:
-            self.store.keep(commit, f"{self._prefix}/{quote(turn_id, safe='')}/{side}")
+            self.store.keep(commit, self._ref(turn_id, side))
         except CheckpointError as exc:
             self._chat.log("error", kind="checkpoint", error=str(exc))
 
