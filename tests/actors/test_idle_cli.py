@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import textwrap
 import time
+import uuid
 
 import gevent
 import pytest
 
+from actors.messages import Send
 from actors.registry import CoreClients, Registry
 from storage.manifest import load_manifest
 from tests import mock_anthropic, mock_openai
@@ -66,10 +68,13 @@ def wait_until(check, what: str, timeout: float = 30.0):
     raise AssertionError(f"never: {what}")
 
 
-def let_go_and_resumed(registry, chat_id: str, provider: str, project: str, capsys) -> None:
+def let_go_and_resumed(registry, chat_id: str, provider: str, project: str, capsys, surface: str) -> None:
+    """``surface``: where the next message comes from, the chat core or the panel's thread socket
+    (attached the whole time: a socket reading items does not keep the CLI)."""
     registry.create_chat({"chatId": chat_id, "cwd": project, "provider": provider}).get(timeout=ASK)
     chat, sink = registry.chat(chat_id).get(timeout=ASK), Sink(encode)
     chat.core_attach(sink).get(timeout=ASK)
+    panel = chat.thread_attach(Sink()).get(timeout=ASK)["subscriber"]
     sent = chat.core_send("remember the word alpha").get(timeout=ASK)
     assert turn_ended(sink, sent["turnId"])["state"] == "done"
     ended_at = time.monotonic()
@@ -85,14 +90,23 @@ def let_go_and_resumed(registry, chat_id: str, provider: str, project: str, caps
     said = capsys.readouterr().err
     assert "session.idle-end" in said and "bug:" not in said and "kind=process" not in said
     # The next message starts the CLI again, on its own conversation.
-    sent = chat.core_send("what word did I ask you to remember?").get(timeout=ASK)
-    assert turn_ended(sink, sent["turnId"])["state"] == "done"
+    asked = "what word did I ask you to remember?"
+    if surface == "core":
+        turn_id = chat.core_send(asked).get(timeout=ASK)["turnId"]
+    else:
+        command_id = str(uuid.uuid4())
+        chat.send(panel, Send(command_id, asked, None), "").get(timeout=ASK)
+        (user,) = [item for item in chat.history(None, 100).get(timeout=ASK)["items"]
+                   if item["id"] == f"user-{command_id}"]  # the page's message opened a turn
+        turn_id = user["turnId"]
+    assert turn_ended(sink, turn_id)["state"] == "done"
     assert chat.info().get(timeout=ASK)["running"] is True
     assert tagged_processes(chat_id)
 
 
 @needs("peers")
-def test_claude_code_let_go_when_idle_is_resumed_with_its_context(tmp_path, monkeypatch, host, capsys):
+@pytest.mark.parametrize("surface", ["core", "panel"])
+def test_claude_code_let_go_when_idle_is_resumed_with_its_context(tmp_path, monkeypatch, host, capsys, surface):
     require_peers("claude")
     mock = mock_anthropic.MockAnthropic([mock_anthropic.text_reply(t) for t in ("Noted: alpha.", "alpha")])
     mock.start()
@@ -101,7 +115,8 @@ def test_claude_code_let_go_when_idle_is_resumed_with_its_context(tmp_path, monk
             monkeypatch.setenv(key, value)
         project = tmp_path / "project"
         project.mkdir()
-        let_go_and_resumed(host({"claude-code": (str(CLAUDE),)}), "idle1", "claude", str(project), capsys)
+        let_go_and_resumed(host({"claude-code": (str(CLAUDE),)}), "idle1", "claude", str(project), capsys,
+                           surface)
         second = mock_anthropic.message_text(mock.requests[-1])
         assert "remember the word alpha" in second and "Noted: alpha." in second
         assert "what word did I ask you to remember?" in second
@@ -110,7 +125,8 @@ def test_claude_code_let_go_when_idle_is_resumed_with_its_context(tmp_path, monk
 
 
 @needs("peers")
-def test_codex_let_go_when_idle_is_resumed_with_its_context(tmp_path, monkeypatch, host, capsys):
+@pytest.mark.parametrize("surface", ["core", "panel"])
+def test_codex_let_go_when_idle_is_resumed_with_its_context(tmp_path, monkeypatch, host, capsys, surface):
     require_peers("codex")
     mock = mock_openai.MockOpenAI([mock_openai.text_reply(t) for t in ("Noted: alpha.", "alpha")])
     mock.start()
@@ -120,7 +136,7 @@ def test_codex_let_go_when_idle_is_resumed_with_its_context(tmp_path, monkeypatc
         for key, value in codex_env(tmp_path / "home", mock.url, project_dirs=[project],
                                     approval_policy="never").items():
             monkeypatch.setenv(key, value)
-        let_go_and_resumed(host({"codex": (str(CODEX),)}), "idle2", "codex", str(project), capsys)
+        let_go_and_resumed(host({"codex": (str(CODEX),)}), "idle2", "codex", str(project), capsys, surface)
         second = mock_openai.message_text(mock.requests[-1])
         assert "remember the word alpha" in second and "Noted: alpha." in second
         assert "what word did I ask you to remember?" in second
