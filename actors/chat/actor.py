@@ -198,6 +198,7 @@ class Chat(pykka.ThreadingActor):
         self.native.detach(subscriber)
         self.link.forget_origin(subscriber)
         self.release_if_idle()
+        self.idle.review()  # the last socket streaming the CLI's events went: the CLI may go idle
 
     def release_if_idle(self) -> None:
         """A conversation no CLI writes and no chat socket reads holds no file: its native
@@ -284,7 +285,9 @@ class Chat(pykka.ThreadingActor):
                   resume_at_reset: bool | None = None, restart_words: dict | None = None,
                   plan: bool | None = None, account=...) -> dict:
         """``account``: a manifest name, None for the default account, ``...`` to keep it."""
-        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
+        info = self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
+        self.idle.review()  # a take-up given up, or a swap asked, changes what keeps the CLI
+        return info
 
     def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None,
                   references: dict | None = None) -> dict:
