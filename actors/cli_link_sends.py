@@ -53,6 +53,11 @@ class Sends:
         # a message it drops unsent (an interrupt) is marked so on its item (``link_not_sent``).
         self._given: dict[str, tuple] = {}
 
+    @property
+    def busy(self) -> bool:
+        """A send is in flight (waiting for its acknowledgement) or queued behind one."""
+        return bool(self._in_flight) or any(self._outbox.values())
+
     def send(self, origin, command: Send, prompt: str) -> None:
         queue = self._outbox.setdefault(origin, deque())
         if queue or any(entry.origin == origin for entry in self._in_flight.values()):

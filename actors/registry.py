@@ -58,7 +58,7 @@ class CoreClients:
 class Registry(pykka.ThreadingActor):
     def __init__(self, data_dir: str, clients: CoreClients, commands=None, resuming_on=False,
                  environment: dict | None = None, chat_options: dict | None = None, limit_resume=False,
-                 visual_store=None, accounts=None):
+                 visual_store=None, accounts=None, idle_cli_minutes=None):
         super().__init__()
         self._store = ChatStore(data_dir)
         self._accounts = accounts or (lambda: {})  # the manifest's accounts, as it is now (storage/accounts.py)
@@ -69,6 +69,8 @@ class Registry(pykka.ThreadingActor):
         self._environment = environment if environment is not None else dict(os.environ)
         # For tests: e.g. a shorter acknowledgement timeout; and [core] resume_at_reset.
         self._chat_options = {**(chat_options or {}), "limit_resume": limit_resume, "visual_store": visual_store}
+        # [devtools.chat] idle_cli_minutes: a number, or a callable each chat asks when it goes idle.
+        self._chat_options.setdefault("idle_cli_minutes", idle_cli_minutes)
         # Every chat's turn checkpoints (actors/chat/checkpoints.py): one store per checkout, here.
         self._chat_options.setdefault("checkpoints_root", os.path.join(data_dir, "checkpoints"))
         self._order: list[str] = []  # chat ids, oldest first

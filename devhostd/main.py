@@ -151,6 +151,7 @@ def main(argv=None) -> int:
             # [core] as the manifest says at each use (it is re-read when it changes)
             resuming_on=lambda: manifests.current().resume_interrupted_turns,
             limit_resume=lambda: manifests.current().resume_at_reset,
+            idle_cli_minutes=lambda: manifests.current().idle_cli_minutes,
             accounts=lambda: manifests.current().accounts,
             visual_store=visuals, chat_options={"agent_tokens": agent_tokens}))
         visuals.proxy().set_registry(registry).get(timeout=30)

@@ -6,6 +6,7 @@ request without a restart; a broken edit keeps the last good manifest and says w
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -37,6 +38,7 @@ and check the page still works after each. Say which files you changed and what 
 the page."""
 
 HARNESS_IDS = ("claude-code", "codex")
+DEFAULT_IDLE_CLI_MINUTES = 15  # [devtools.chat] idle_cli_minutes (actors/core/idle.py: what it lets go)
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 
@@ -61,6 +63,8 @@ class Manifest:
     commands: dict[str, tuple[str, ...]] = field(default_factory=dict)
     resume_interrupted_turns: bool = False  # [core]: resume a chat turn a stop cut off (at most once)
     resume_at_reset: bool = False  # [core]: take a turn that hit a usage limit up again when it lifts
+    # [devtools.chat]: minutes an idle chat keeps its CLI before it is ended (0: for ever)
+    idle_cli_minutes: float = DEFAULT_IDLE_CLI_MINUTES
     # [accounts.<provider>.<name>] config_home: {provider: {name: absolute config home}} (storage/accounts.py)
     accounts: dict[str, dict[str, str]] = field(default_factory=dict)
     # What the daemon runs despite (unknown keys): shown at start, on the control page, in the panel
@@ -135,6 +139,7 @@ def parse_manifest(data: dict, path: str) -> Manifest:
     prompt = chat.get("prompt", DEFAULT_PROMPT)
     if not isinstance(prompt, str):
         raise ManifestError(f"{path}: [devtools.chat] `prompt` must be a string (\"\" appends nothing)")
+    idle_cli_minutes = parse_idle_minutes(chat.get("idle_cli_minutes", DEFAULT_IDLE_CLI_MINUTES), path)
     commands = {}
     for harness in HARNESS_IDS:
         table = chat.get(harness)
@@ -160,7 +165,16 @@ def parse_manifest(data: dict, path: str) -> Manifest:
     except AccountsError as exc:
         raise ManifestError(str(exc)) from None
     return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
-                    accounts=accounts, warnings=tuple(unknown_keys(data, path)), **switches)
+                    accounts=accounts, warnings=tuple(unknown_keys(data, path)), idle_cli_minutes=idle_cli_minutes,
+                    **switches)
+
+
+def parse_idle_minutes(value, path: str) -> float:
+    """[devtools.chat] idle_cli_minutes: a number of minutes, 0 or more (0: never; fractions allowed)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ManifestError(f"{path}: [devtools.chat] `idle_cli_minutes` must be a number of minutes, 0 or more, "
+                            f"such as 15 or 0.5 (0 never ends an idle CLI), not {value!r}")
+    return value
 
 
 class ManifestSource:

@@ -14,7 +14,8 @@ import difflib
 SCHEMA = {
     "name": None,
     "services": {"*": {"host": None, "root": None, "upstream": None}},
-    "devtools": {"chat": {"prompt": None, "claude-code": {"command": None}, "codex": {"command": None}}},
+    "devtools": {"chat": {"prompt": None, "idle_cli_minutes": None,
+                          "claude-code": {"command": None}, "codex": {"command": None}}},
     "core": {"resume_interrupted_turns": None, "resume_at_reset": None},
     "accounts": None,
 }

@@ -19,6 +19,7 @@ part only by calling it (nobody writes another part's fields). Who owns what:
 - ``turns`` (turns.py): what the chat core sends: send, queue, steer, stop, the drain after a
   turn, the model chosen for the next message, the note of stopped background work.
 - ``take_up`` (take_up.py): taking a turn stopped by a usage limit up again, and its timer.
+- ``idle`` (idle.py): letting an idle CLI go after ``[devtools.chat] idle_cli_minutes``, its timer.
 - ``requests`` (requests.py): approvals and questions, answered from either surface.
 - ``tasks`` (tasks.py): background work (subagents, shells): stopping it, finding its transcript.
 - ``keeping`` (keeping.py): bookmarks, visuals, attachments, the agents' token.
@@ -41,6 +42,7 @@ import pykka
 
 from actors import chatlog
 from actors.chat.checkpoints import Checkpoints
+from actors.chat.idle import IdleCli
 from actors.chat.keeping import Keeping
 from actors.chat.requests import Requests
 from actors.chat.session import Session
@@ -72,7 +74,7 @@ class Chat(pykka.ThreadingActor):
                  start_cli: bool = False, history=None, ack_timeout: float = ACK_TIMEOUT, imported=None,
                  limit_resume=False, visual_store=None, agent_tokens=None, workdir: str | None = None,
                  start_deadline: float = START_DEADLINE, account: str | None = None, accounts=None,
-                 checkpoints_root: str | None = None):
+                 checkpoints_root: str | None = None, idle_cli_minutes=None):
         super().__init__()
         self.chat_id = chat_id
         self.harness = harness
@@ -119,6 +121,8 @@ class Chat(pykka.ThreadingActor):
         self.keeping = Keeping(self, visual_store, agent_tokens)
         self.skills = Skills(self)
         self.checkpoints = Checkpoints(self, checkpoints_root)
+        # [devtools.chat] idle_cli_minutes: a number or a callable asked at every use (None, 0: never).
+        self.idle = IdleCli(self, idle_cli_minutes if callable(idle_cli_minutes) else (lambda: idle_cli_minutes))
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -140,6 +144,7 @@ class Chat(pykka.ThreadingActor):
     def on_stop(self) -> None:
         self._heartbeat.kill(block=False)
         self.take_up.cancel_timer()
+        self.idle.cancel_timer()
         self.checkpoints.stop()
         self.link.fail_sends("the session was removed")
         self.native.close_sockets(1000)  # the daemon is stopping, or the chat was killed
@@ -193,6 +198,7 @@ class Chat(pykka.ThreadingActor):
         self.native.detach(subscriber)
         self.link.forget_origin(subscriber)
         self.release_if_idle()
+        self.idle.review()  # the last socket streaming the CLI's events went: the CLI may go idle
 
     def release_if_idle(self) -> None:
         """A conversation no CLI writes and no chat socket reads holds no file: its native
@@ -279,7 +285,9 @@ class Chat(pykka.ThreadingActor):
                   resume_at_reset: bool | None = None, restart_words: dict | None = None,
                   plan: bool | None = None, account=...) -> dict:
         """``account``: a manifest name, None for the default account, ``...`` to keep it."""
-        return self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
+        info = self.session.configure(model, runtime_mode, resume_at_reset, restart_words, plan, account)
+        self.idle.review()  # a take-up given up, or a swap asked, changes what keeps the CLI
+        return info
 
     def core_send(self, text: str, delivery: str | None = None, uploads: list | None = None,
                   references: dict | None = None) -> dict:
@@ -463,6 +471,7 @@ class Chat(pykka.ThreadingActor):
         if staged:
             self.session.store_history(staged)
         self.checkpoints.background_settled()
+        self.idle.review()  # background work may have ended without the record changing
 
     @guarded
     def on_cli_failed(self, process_serial: int, kind: str, reason: str) -> None:
@@ -515,3 +524,4 @@ class Chat(pykka.ThreadingActor):
         if record["status"] != self._last_status:
             self._last_status = record["status"]
             self.log("session.status", status=record["status"])
+        self.idle.review()  # the idle timer armed once nothing goes on, cancelled when anything does

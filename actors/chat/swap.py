@@ -30,6 +30,11 @@ class Swap:
         """A new process is owed before the next message."""
         return self._chat.link.swap_pending
 
+    @property
+    def holding(self) -> bool:
+        """Messages wait for the swap (the chat's queue, the link's held sends)."""
+        return self._holding
+
     def asked(self) -> None:
         """The settings changed: a swap that becomes pending is a new one (its own note)."""
         if self.pending:
