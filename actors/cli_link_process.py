@@ -59,6 +59,8 @@ class LinkProcesses:
         """The current process is no longer the chat's: what it still says counts no more, and
         ``shut`` still waits for it."""
         self.serial += 1
+        # Those that ended are dropped: a chat let go when idle many times keeps no refs of them.
+        self._retired = [ref for ref in self._retired if ref.is_alive()]
         if self._ref is not None:
             self._retired.append(self._ref)
         self._cli = None
@@ -69,6 +71,7 @@ class LinkProcesses:
         self._live -= 1
         if self._live <= 0:
             self.gone.set()
+            self._retired = [ref for ref in self._retired if ref.is_alive()]
         if serial != self.serial:
             return False
         self._cli = None
