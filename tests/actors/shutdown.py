@@ -1,6 +1,9 @@
 """What the daemon does with every chat at a stop, for actor tests (devhostd/main.close_every_session)."""
 from __future__ import annotations
 
+import contextlib
+import os
+
 import pykka
 
 
@@ -20,3 +23,24 @@ def stop_registry(ref, timeout: float = 30) -> None:
     if ref.is_alive():
         shut_down(ref.proxy(), timeout)
         ref.stop(timeout=timeout)
+
+
+@contextlib.contextmanager
+def registries(data_dir, timeout: float = 30, **options):
+    """``start(commands)`` starts a Registry on ``data_dir`` (``options``: the Registry's own);
+    every one started is shut down as the daemon does at the end."""
+    from actors.registry import CoreClients, Registry
+
+    started = []
+
+    def start(commands: dict):
+        ref = Registry.start(str(data_dir), CoreClients(), commands=lambda: commands,
+                             environment=dict(os.environ), **options)
+        started.append(ref)
+        return ref.proxy()
+
+    try:
+        yield start
+    finally:
+        for ref in started:
+            stop_registry(ref, timeout)

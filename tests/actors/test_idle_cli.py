@@ -7,7 +7,6 @@ the mock model receives holds the earlier turn: the CLI was resumed on its own c
 """
 from __future__ import annotations
 
-import os
 import textwrap
 import time
 import uuid
@@ -16,10 +15,9 @@ import gevent
 import pytest
 
 from actors.messages import Send
-from actors.registry import CoreClients, Registry
 from storage.manifest import load_manifest
 from tests import mock_anthropic, mock_openai
-from tests.actors.shutdown import shut_down
+from tests.actors.shutdown import registries
 from tests.actors.test_core_chat import turn_ended
 from tests.integration.daemon import tagged_processes
 from tests.peers import CLAUDE, CODEX, claude_env, codex_env, require_peers
@@ -33,7 +31,6 @@ IDLE_MINUTES = 0.02
 
 @pytest.fixture
 def host(tmp_path):
-    started = []
     manifest = tmp_path / "devhost.toml"
     manifest.write_text(textwrap.dedent(f"""
         name = "idle"
@@ -44,18 +41,8 @@ def host(tmp_path):
         idle_cli_minutes = {IDLE_MINUTES}
     """))
     minutes = load_manifest(str(manifest)).idle_cli_minutes
-
-    def start(commands: dict):
-        ref = Registry.start(str(tmp_path / "data"), CoreClients(), commands=lambda: commands,
-                             environment=dict(os.environ), idle_cli_minutes=lambda: minutes)
-        started.append(ref)
-        return ref.proxy()
-
-    yield start
-    for ref in started:
-        if ref.is_alive():
-            shut_down(ref.proxy())
-            ref.stop(timeout=ASK)
+    with registries(tmp_path / "data", ASK, idle_cli_minutes=lambda: minutes) as start:
+        yield start
 
 
 def wait_until(check, what: str, timeout: float = 30.0):

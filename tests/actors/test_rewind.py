@@ -7,13 +7,11 @@ the chat's link (``CliLink.rewind``); the rewound turn leaves the thread.
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from actors.registry import CoreClients, Registry
 from tests import mock_anthropic, mock_openai
-from tests.actors.shutdown import shut_down
+from tests.actors.shutdown import registries
 from tests.actors.test_core_chat import turn_ended
 from tests.peers import CLAUDE, CODEX, claude_env, codex_env, require_peers
 from tests.sinks import Sink
@@ -25,19 +23,8 @@ ASK = 30
 
 @pytest.fixture
 def host(tmp_path, capsys):
-    started = []
-
-    def start(commands: dict):
-        ref = Registry.start(str(tmp_path / "data"), CoreClients(), commands=lambda: commands,
-                             environment=dict(os.environ))
-        started.append(ref)
-        return ref.proxy()
-
-    yield start
-    for ref in started:
-        if ref.is_alive():
-            shut_down(ref.proxy())
-            ref.stop(timeout=ASK)
+    with registries(tmp_path / "data", ASK) as start:
+        yield start
     assert "bug:" not in capsys.readouterr().err
 
 
