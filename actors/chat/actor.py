@@ -319,6 +319,14 @@ class Chat(pykka.ThreadingActor):
     def subagent_source(self, subagent_id: str) -> dict:
         return self.tasks.subagent_source(subagent_id)
 
+    def subagent_watch(self, subagent_id: str, told) -> dict:
+        """The agent's source; ``told()`` (never blocking) each time the CLI says it did something."""
+        return self.tasks.watch(subagent_id, told)
+
+    @guarded
+    def subagent_unwatch(self, subagent_id: str, told) -> None:
+        self.tasks.unwatch(subagent_id, told)
+
     def attachment(self, attachment_id: str) -> dict:
         return self.keeping.attachment(attachment_id)
 
@@ -462,6 +470,7 @@ class Chat(pykka.ThreadingActor):
             for effect in found:
                 changed |= self.link.apply(effect)
             changed |= self.durable.project(ops, found, self.link.native_id)
+            self.tasks.heard(ops)  # a watched subagent's transcript is read on the CLI's word
             if changed:
                 self.publish()
         if staged:
