@@ -54,13 +54,13 @@ from actors.chat.turns import Turns
 from actors.cli_link import ACK_TIMEOUT, START_DEADLINE, CliLink
 from actors.durable_face import DurableFace, provider_of
 from actors.errors import ChatError
-from actors.guard import guarded, spawn_logged
+from actors.guard import guarded
 from actors.harness import effects as fx
 from actors.harness.modes import stored_mode
 from actors.messages import Send
 from actors.native_face import NativeFace
 from actors.status import session_status
-from actors.tell import Call, call, tell
+from actors.tell import Call, call_later, tell
 from storage.accounts import account_env
 
 # A turn quiet this long gets a log line saying what it waits on (a test may make it quick).
@@ -82,7 +82,8 @@ class Chat(pykka.ThreadingActor):
         self._registry = registry
         self._resuming_on = resuming_on if callable(resuming_on) else (lambda: resuming_on)
         self._start_cli = start_cli
-        self._heartbeat = None
+        self._heartbeat = None  # the heartbeat's timer, while a turn runs
+        self._beats = 0
         self._last_status = None
         self.log = chatlog.ChatLog(chat_id, harness.HARNESS_ID, cwd)
         # [core] resume_at_reset: a bool or a callable asked at every use (an edited manifest counts).
@@ -127,7 +128,6 @@ class Chat(pykka.ThreadingActor):
     # ---- lifecycle -----------------------------------------------------------------------------
 
     def on_start(self) -> None:
-        self._heartbeat = spawn_logged(self._beat, self.actor_ref, self._check_heartbeat)
         event = "session.load" if not self.durable.fresh else \
             "session.resume" if self.link.native_id else "session.start"
         self.log(event, project=self.link.root, model=self.link.model or "default", native=self.link.native_id)
@@ -142,7 +142,7 @@ class Chat(pykka.ThreadingActor):
         self.publish()
 
     def on_stop(self) -> None:
-        self._heartbeat.kill(block=False)
+        self._disarm_heartbeat()
         self.take_up.cancel_timer()
         self.idle.cancel_timer()
         self.checkpoints.stop()
@@ -327,6 +327,14 @@ class Chat(pykka.ThreadingActor):
     def subagent_source(self, subagent_id: str) -> dict:
         return self.tasks.subagent_source(subagent_id)
 
+    def subagent_watch(self, subagent_id: str, told) -> dict:
+        """The agent's source; ``told()`` (never blocking) each time the CLI says it did something."""
+        return self.tasks.watch(subagent_id, told)
+
+    @guarded
+    def subagent_unwatch(self, subagent_id: str, told) -> None:
+        self.tasks.unwatch(subagent_id, told)
+
     def attachment(self, attachment_id: str) -> dict:
         return self.keeping.attachment(attachment_id)
 
@@ -390,10 +398,12 @@ class Chat(pykka.ThreadingActor):
         self.session.went_on()
         self.turns.dispatched(origin, command)
         self.checkpoints.turn_opened()
+        self._arm_heartbeat()
         self.publish()
 
     def link_turn_started(self) -> None:
         self.turns.cli_turn_started()
+        self._arm_heartbeat()
         self.publish()
 
     def link_result(self, origin, command_id: str, delivery: str | None, error: str | None) -> None:
@@ -409,6 +419,8 @@ class Chat(pykka.ThreadingActor):
         if effect.error:
             self.session.failed(effect.error)
         self.turns.turn_ended(effect)
+        if not self.link.turn_active:
+            self._disarm_heartbeat()  # (a queued message's turn goes on: its heartbeat too)
 
     def link_facts(self, facts: dict) -> None:
         """What the CLI reported of its session goes into the info, as reported."""
@@ -466,6 +478,7 @@ class Chat(pykka.ThreadingActor):
             for effect in found:
                 changed |= self.link.apply(effect)
             changed |= self.durable.project(ops, found, self.link.native_id)
+            self.tasks.heard(ops)  # a watched subagent's transcript is read on the CLI's word
             if changed:
                 self.publish()
         if staged:
@@ -489,17 +502,33 @@ class Chat(pykka.ThreadingActor):
             self.session.cli_exited(code, stderr_tail)
 
     # ---- the heartbeat -------------------------------------------------------------------------
+    # A timer, armed while a turn runs (at its start: ours or the CLI's own) and let go at its
+    # end: a loaded chat with no turn running never wakes for it. A turn that ends some other
+    # way (its CLI exited or was retired) leaves the timer one more look, which lets it go.
 
-    @staticmethod
-    def _beat(ref, check) -> None:
-        while True:
-            gevent.sleep(HEARTBEAT_SECONDS)
-            call(ref, check)  # the check runs inside the actor
+    def heartbeat_armed(self) -> bool:
+        """Whether the heartbeat's timer is set (it is while a turn runs)."""
+        return self._heartbeat is not None
 
-    def _check_heartbeat(self) -> None:
-        """Logs a turn that has been quiet for HEARTBEAT_SECONDS: what it waits on."""
+    def _arm_heartbeat(self) -> None:
+        if self._heartbeat is None:
+            self._beats += 1  # a look a timer let go (or replaced) sent already is not this timer's
+            self._heartbeat = call_later(HEARTBEAT_SECONDS, self.actor_ref, self._check_heartbeat, self._beats)
+
+    def _disarm_heartbeat(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.kill(block=False)
+            self._heartbeat = None
+
+    def _check_heartbeat(self, beat: int) -> None:
+        """Logs a turn that has been quiet for HEARTBEAT_SECONDS (what it waits on), and looks
+        again HEARTBEAT_SECONDS later while the turn runs."""
+        if beat != self._beats or self._heartbeat is None:
+            return  # let go, or replaced, after this timer fired
+        self._heartbeat = None
         if not self.link.turn_active:
             return
+        self._arm_heartbeat()
         now = time.monotonic()
         quiet = self.link.quiet_for(now)
         if quiet >= HEARTBEAT_SECONDS:

@@ -1,7 +1,9 @@
 """Background work of a chat's CLI: delegated agents and background shells (actors/chat/actor.py).
 
-A controller of the Chat actor, with no state of its own: the subagent and task items are the
-durable face's, and stopping one is the link's to write.
+A controller of the Chat actor. The subagent and task items are the durable face's, and
+stopping one is the link's to write; its own state is who watches a subagent's transcript: the
+core's watches (web/core/background.py) are told when the CLI says the agent did something
+(a frame of its own, its item changed), so they read the file then instead of polling it.
 """
 from __future__ import annotations
 
@@ -11,6 +13,50 @@ from actors.errors import ChatError
 class Tasks:
     def __init__(self, chat):
         self._chat = chat
+        self._watches: dict[str, set] = {}  # a subagent item's id -> the callables told of it
+        self._refs: dict[str, str] = {}  # a watched agent's toolUseId (its frames' parent) -> its item id
+
+    # ---- watches of a subagent's transcript ------------------------------------------------
+
+    def watch(self, subagent_id: str, told) -> dict:
+        """Tells ``told()`` (it must not block: it runs in the actor) whenever the CLI says the
+        agent did something, until ``unwatch``; the agent's source, as ``subagent_source``."""
+        source = self.subagent_source(subagent_id)
+        self._watches.setdefault(source["subagentId"], set()).add(told)
+        if source.get("toolUseId"):
+            self._refs[source["toolUseId"]] = source["subagentId"]
+        return source
+
+    def unwatch(self, subagent_id: str, told) -> None:
+        watchers = self._watches.get(subagent_id)
+        if watchers is None:
+            return
+        watchers.discard(told)
+        if not watchers:
+            del self._watches[subagent_id]
+            for ref in [ref for ref, item_id in self._refs.items() if item_id == subagent_id]:
+                del self._refs[ref]
+
+    def heard(self, ops: list[tuple]) -> None:
+        """What the projection made of a CLI frame: each watched agent it concerns (an item under
+        the agent, or the agent's own item) has its watches told, once for the frame."""
+        if not self._watches or not ops:
+            return
+        held = self._chat.durable.thread.items  # as merged, read only (item() would join held deltas)
+        touched = set()
+        for op in ops:
+            if op[0] not in ("upsert", "append"):
+                continue
+            item = held.get(op[1]["id"] if op[0] == "upsert" else op[1]) or {}
+            if item.get("kind") == "subagent" and item.get("id") in self._watches:
+                touched.add(item["id"])
+            if item.get("parentToolUseId") in self._refs:
+                touched.add(self._refs[item["parentToolUseId"]])
+        for subagent_id in touched:
+            for told in list(self._watches.get(subagent_id, ())):
+                told()
+
+    # ---- stopping background work --------------------------------------------------------
 
     def stop_task(self, task_id: str) -> dict:
         """Ends a background task (a background shell) of the chat's CLI."""

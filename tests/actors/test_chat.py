@@ -93,3 +93,42 @@ def test_a_pages_send_during_a_settings_swap_waits_for_it_and_runs_under_the_new
         assert chat.info().get(timeout=10)["effectiveRuntimeMode"] == "full-access"
     finally:
         ref.stop(timeout=15)
+
+
+def test_a_loaded_idle_chat_has_no_heartbeat_timer_and_a_turn_arms_it_until_it_ends(
+        tmp_path, claude_environment, monkeypatch):
+    """Nothing runs at rest: the heartbeat is a timer of a running turn, not a loop of every
+    loaded chat. Made quick here, so an idle chat that still woke for it would be seen."""
+    from actors.chat import actor as chat_actor
+    from tests.mock_anthropic import tool_use_reply
+    from web.core.wire import encode as core_encode
+    import time
+    monkeypatch.setattr(chat_actor, "HEARTBEAT_SECONDS", 0.2)
+    mock = claude_environment
+    project = tmp_path / "project"
+    project.mkdir()
+    mock.add(tool_use_reply("Write", {"file_path": str(project / "notes.txt"), "content": "one\n"}),
+             text_reply("written"))
+    ref = Chat.start(chat_id="beat-test", harness=claude, cwd=str(project), command=(str(CLAUDE),), model=None,
+                     store=ChatStore(str(tmp_path / "chats")), clients=CoreClients(), runtime_mode="supervised")
+    chat = ref.proxy()
+    try:
+        page, core = Sink(encode), Sink(core_encode)
+        subscriber = chat.attach(page).get(timeout=10)[0]
+        chat.core_attach(core).get(timeout=10)
+        time.sleep(0.5)  # a loop would have beaten twice by now
+        assert chat.heartbeat_armed().get(timeout=10) is False
+        items = lambda kind: [f["payload"]["event"]["item"] for f in core.frames  # noqa: E731
+                              if f.get("event") == "chat.event" and f["payload"]["event"].get("type") == "item"
+                              and f["payload"]["event"]["item"]["kind"] == kind]
+        chat.send(subscriber, Send(str(uuid.uuid4()), "write it", None), "")
+        core.wait_for(lambda f: any(a["decision"] == "pending" for a in items("approval")), "the Write's approval")
+        time.sleep(0.5)  # it beats while the turn waits, and stays armed
+        assert chat.heartbeat_armed().get(timeout=10) is True
+        [write] = items("approval")
+        chat.approve(write["requestId"], "allow").get(timeout=10)
+        core.wait_for(lambda f: any(i["text"] == "written" for i in items("assistant")), "the turn's answer")
+        core.wait_for(lambda f: any(t["state"] == "done" for t in items("turn")), "the turn's end")
+        assert chat.heartbeat_armed().get(timeout=10) is False
+    finally:
+        ref.stop(timeout=15)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -135,6 +136,48 @@ def test_a_subagents_own_conversation_is_paged_from_the_clis_transcript_and_watc
     with pytest.raises(CoreRequestError) as unknown:
         core.chats.subagent("watched", "no-such-agent")
     assert unknown.value.code == "subagent-not-found"
+
+
+def _watched_on_the_clis_word(daemon_env, stack, provider: str, start, sub_output: str, last_words: str) -> None:
+    """With the watch's fallback far beyond the test's time, the agent's transcript growing is
+    said only because the CLI's frames about the agent told the watch: the agent's last words
+    promptly after the chat's own item of the agent's tool ended (they follow it at once)."""
+    env = {**daemon_env, "DEVHOSTD_SUBAGENT_FALLBACK_SECONDS": "600"}
+    running = Daemon(env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
+    try:
+        with CoreConnection(running.control_origin, token=running.core_token) as core:
+            core.chats.create("word", provider=provider, cwd=str(stack / "project"))
+            core.chats.attach("word")  # the chat's own items stream to this client: when the CLI spoke
+            start(core)
+            wait_until(lambda: any(a.get("taskId") and a["status"] == "running"
+                                   for a in items(core, "word", "subagent")), timeout=60, what="the agent running")
+            [agent] = items(core, "word", "subagent")
+            first = core.chats.subagent("word", agent["id"], watch=True)
+            said = lambda i: i["kind"] == "tool" and sub_output in (i.get("output") or "")  # noqa: E731
+            assert not any(said(i) for i in first["items"]), "the agent's tool ended before the watch began"
+            core.wait_event(lambda e: e.get("event") == "chat.event" and e["payload"]["event"].get("type") == "item"
+                            and e["payload"]["event"]["item"].get("parentToolUseId") == agent["toolUseId"]
+                            and said(e["payload"]["event"]["item"]), timeout=60, what="the agent's tool ending")
+            ended = time.monotonic()
+            # (Its transcript's tool item gets its output in place: the agent's next words are new items.)
+            core.wait_event(lambda e: e.get("event") == "chat.subagentChanged"
+                            and any(i["kind"] == "assistant" and last_words in i.get("text", "")
+                                    for i in e["payload"]["items"]), timeout=30,
+                            what="the watch saying the agent's transcript grew")
+            assert time.monotonic() - ended < 6, "the watch followed the CLI's word late"
+    finally:
+        assert running.stop() == 0
+        assert " bug: " not in running.log(), running.log()
+
+
+def test_a_watched_subagents_transcript_is_read_on_the_clis_word_not_a_poll(stack, daemon_env, mock):
+    mock.add(tool_use_reply("Task", {"description": "a slow helper", "prompt": SUB_PROMPT,
+                                     "subagent_type": "general-purpose"}),
+             text_reply("It is on its way."), text_reply("It reported."))
+    mock.route(SUB_PROMPT, tool_use_reply("Bash", {"command": "sleep 4; echo sub-hello", "description": "Say hello"}),
+               text_reply("SUB-DONE"))
+    _watched_on_the_clis_word(daemon_env, stack, "claude", lambda core: core.chats.send("word", "delegate it"),
+                              "sub-hello", "SUB-DONE")
 
 
 # ---- Codex ------------------------------------------------------------------------------------
