@@ -9,6 +9,7 @@ The control origin keeps the daemon's own plain page: it is no routed page, so n
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -59,11 +60,29 @@ def add_static_routes(routes: bottle.Bottle, folder: str) -> None:
                                                             f"/__devhost__/static/{folder}/{path}"}),
                                        status=404, headers={"Content-Type": "application/json"})
         mimetype = _TYPES.get(os.path.splitext(file)[1], "auto")
-        response = bottle.static_file(os.path.relpath(file, root), root=root, mimetype=mimetype, charset="utf-8")
-        # Revalidated on every load, so a changed panel shows after a reload (ETag keeps it cheap).
+        response = bottle.static_file(os.path.relpath(file, root), root=root, mimetype=mimetype, charset="utf-8",
+                                      etag=content_etag(file))
+        # Revalidated on every load, so a changed panel shows after a reload; the ETag is the
+        # file's content, so an unchanged one is a 304 without a body (README "The page first").
         response.set_header("Cache-Control", "no-cache")
         response.set_header("X-Content-Type-Options", "nosniff")
         return response
+
+
+_etags: dict[str, tuple[int, int, str]] = {}  # file -> (mtime_ns, size, its content's ETag)
+
+
+def content_etag(file: str) -> str:
+    """The file's ETag: a hash of its content, read again only when its mtime or size changed
+    (the panel's files are small; a checkout edited while the daemon runs gets new ones)."""
+    stat = os.stat(file)
+    known = _etags.get(file)
+    if known and known[:2] == (stat.st_mtime_ns, stat.st_size):
+        return known[2]
+    with open(file, "rb") as handle:
+        etag = '"' + hashlib.sha256(handle.read()).hexdigest()[:32] + '"'
+    _etags[file] = (stat.st_mtime_ns, stat.st_size, etag)
+    return etag
 
 
 def add_hold_routes(routes: bottle.Bottle, context, holds: ReloadHolds) -> None:

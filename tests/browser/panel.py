@@ -27,9 +27,18 @@ class Panel:
         return self.daemon.page(self.hostname)
 
     def load(self, path: str = "/") -> "Panel":
+        """Loads the page and its panel (closed, as a fresh page has it): where the page got only
+        the launcher (panel.js: the panel loads when first opened), it wakes the panel itself,
+        so a test can drive it."""
         self.page.goto(self.url.rstrip("/") + path)
-        self.page.wait_for_function("() => window.__devhostChat?.booted === true")
+        self.wait_for_panel()
         return self
+
+    def wait_for_panel(self) -> None:
+        self.page.wait_for_function("() => window.__devhostChat?.booted === true")
+        if self.page.evaluate("() => window.__devhostChat.lite === true"):
+            self.page.evaluate("() => window.__devhostChat.wake()")
+            self.page.wait_for_function("() => window.__devhostChat?.booted === true && !window.__devhostChat.lite")
 
     def open(self, path: str = "/") -> "Panel":
         self.load(path)

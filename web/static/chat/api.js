@@ -101,8 +101,6 @@ export const api = {
   /** Positions of served modules (or of the dev build's files) as files of the checkout, or nulls. */
   locate: (positions) => call("POST", `/__devhost__/page/locate?${query("project")}`, { positions })
     .then((v) => v.positions),
-  /** The page socket (page_link.js): what this page reports, for the agent. */
-  pageSocketURL: () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/__devhost__/ws/page?${query("project")}`,
   /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";

@@ -9,8 +9,10 @@
 //   into the ring with source "proxy" (and never sent back up).
 // The ring and the describer are another module's: each import is guarded, so the socket works
 // (and answers what it can) without them. Nothing of it is stored in localStorage.
-
-import { api } from "./api.js";
+//
+// It runs on every page from its load (panel.js imports it): its only static import is the ring,
+// which panel.js loads anyway; the describer and api.js (page_context.js's locate) are imported
+// at the first element question, so the page's load costs no request for them (issue 29).
 
 const BATCH_MS = 250;
 const RETRY_MS = [1000, 2000, 5000, 10000, 30000];
@@ -25,10 +27,20 @@ async function optional(path) {
 
 const notProxy = (entry) => entry.source !== "proxy";
 
+/** The page socket's address: the page's own URL (no fragment) names the page, for the project's
+ *  checkout (written out here, not taken from api.js, which the page's load does not fetch). */
+function pageSocketURL() {
+  const query = new URLSearchParams({ pageURL: `${location.origin}${location.pathname}${location.search}`,
+                                      chatTarget: "project" });
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/__devhost__/ws/page?${query}`;
+}
+
 export async function startPageLink() {
   if (window.__devhostPageLink) return;
   window.__devhostPageLink = true;
-  const [ring, context] = await Promise.all([optional("./page_errors.js"), optional("./page_context.js")]);
+  const ring = await optional("./page_errors.js");
+  let describer = null; // page_context.js and api.js, imported at the first element question
+  const loadDescriber = () => (describer ||= Promise.all([optional("./page_context.js"), optional("./api.js")]));
   let ws = null;
   let queued = { errors: [], requests: [] };
   let timer = null;
@@ -65,7 +77,9 @@ export async function startPageLink() {
       return { element: null, count: 0 }; // not a selector this browser reads
     }
     if (!element) return { element: null, count };
-    if (!context?.describeElement) return { element: { url: location.href, tag: element.localName, selector }, count };
+    const [context, apiModule] = await loadDescriber();
+    const api = apiModule?.api;
+    if (!context?.describeElement || !api) return { element: { url: location.href, tag: element.localName, selector }, count };
     try {
       return { element: await context.describeElement(element, { locate: api.locate }), count };
     } catch {
@@ -87,7 +101,7 @@ export async function startPageLink() {
   };
 
   const connect = () => {
-    ws = new WebSocket(api.pageSocketURL());
+    ws = new WebSocket(pageSocketURL());
     ws.addEventListener("open", () => {
       attempts = 0;
       const known = ring?.pageEntries?.() || { errors: [], requests: [] };

@@ -17,6 +17,18 @@ export function storageKey(projectDirectory, origin) {
   return `devhost:settings:${projectDirectory}:${origin}`;
 }
 
+/** Whether the panel of this origin is in use (open, or holding a conversation): "1" or absent.
+ *  panel.js reads it at a page's load, before anything else is fetched, to load the whole panel
+ *  at once rather than on the first open (it writes the key out: keep the two the same). */
+export function liveKey(origin) {
+  return `devhost:live:${origin}`;
+}
+
+/** In use: open, or a conversation attached (its status dot and the tab's news need the panel). */
+export function inUse(state) {
+  return state.open || TARGETS.some((t) => Boolean(state.conversations[t].sessionId));
+}
+
 export function defaultConversation() {
   // chatId: the conversation's name that outlives its session id (a resume gives a new one);
   // openIn: the daemon's run it was last seen open in; closedBy: "restart" when a restart closed it.
@@ -91,8 +103,10 @@ export function parse(text) {
 }
 
 export class Store {
-  constructor(key, storage = window.localStorage) {
+  /** ``live``: the key that says whether the panel is in use (liveKey), kept with every update. */
+  constructor(key, storage = window.localStorage, live = null) {
     this.key = key;
+    this.live = live;
     this.storage = storage;
     let text = null;
     try {
@@ -112,6 +126,8 @@ export class Store {
     change(this.state);
     try {
       this.storage.setItem(this.key, JSON.stringify(this.state));
+      if (this.live && inUse(this.state)) this.storage.setItem(this.live, "1");
+      else if (this.live) this.storage.removeItem(this.live);
     } catch {
       // quota or disabled storage: keep going in memory
     }

@@ -23,7 +23,7 @@ import { Notifier } from "./notify.js";
 import { PanelSize } from "./resize.js";
 import { AFTER_PLAN_DEFAULT, MODES, SESSION_DEFAULT, configureFrame, effectiveNotice, modeOf, shownMode } from "./modes.js";
 import { ReloadControls } from "./reloads.js";
-import { Store, TARGETS, storageKey } from "./store.js";
+import { Store, TARGETS, liveKey, storageKey } from "./store.js";
 import { describeTarget } from "./targets.js";
 import { Theme, tellVisuals } from "./theme.js";
 import { Transcript } from "./transcript.js";
@@ -233,7 +233,8 @@ export class Panel {
 
   // ---- start -----------------------------------------------------------------------------------
 
-  async boot() {
+  /** ``open``: shown whatever the stored state says (the person opened it from panel.js's launcher). */
+  async boot({ open = false } = {}) {
     let config;
     try {
       config = await api.config();
@@ -248,7 +249,8 @@ export class Panel {
       this.showNote(`${location.hostname} is not a routed service of ${config.name}.`);
       return;
     }
-    this.store = new Store(storageKey(this.service.projectRootPath, location.origin));
+    this.store = new Store(storageKey(this.service.projectRootPath, location.origin), window.localStorage,
+                           liveKey(location.origin));
     const devhost = this.ui.target.querySelector("option[value=devhost]");
     devhost.disabled = !config.devhostSourceRootPath;
     devhost.title = config.devhostSourceRootPath ? config.devhostSourceRootPath
@@ -256,7 +258,7 @@ export class Panel {
     if (devhost.disabled && this.store.state.target === "devhost") this.store.update((s) => { s.target = "project"; });
     // Positions are kept per manifest: without one there is none to ask for.
     this._applyPlacement(config.manifestPath ? await api.position() : null);
-    this.setOpen(this.store.state.open);
+    this.setOpen(open || this.store.state.open);
     // Holding reloads needs a dev server behind the page (its hot reload socket).
     this.reloads.ui.toggle.hidden = !this.service.proxied;
     await this.reloads.boot();
