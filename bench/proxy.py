@@ -38,11 +38,11 @@ machine):
    module runs (every one of the 200 modules fetched and evaluated) and to the ``load`` event.
    Printed: p50 of each, the ratio proxied/direct, and the requests each load made.
    The proxied page is the one a person sees, and that is what is timed: devhostd injects the
-   chat panel's module script at the top of <head>, before the app's, so its module graph
-   (panel.js and 10 imports) is fetched beside the app's modules, sharing the six connections,
-   and, module scripts running in document order, evaluated before m0.js: both times include
-   it. Its stylesheet and its first API calls (config, position, CLIs, sessions) are counted
-   in its requests when they went out before the page was closed. The direct page has no
+   chat panel's module script at the top of <head>, before the app's, so what it loads at the
+   page's start (panel.js, the page's error ring and its socket: the rest of the panel only when
+   it is first opened, or at once for a panel in use) is fetched beside the app's modules,
+   sharing the six connections, and, module scripts running in document order, evaluated
+   before m0.js: both times include it. The direct page has no
    panel; the requests each load made are printed, with the panel's share, so the difference
    is visible.
 
