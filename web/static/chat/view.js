@@ -133,10 +133,7 @@ export class ConversationView {
       let node = this.nodes.get(item.key);
       if (!node || changed === null || changed.has(item.key)) {
         const fresh = renderItem(item, this.actions);
-        if (node?.dataset.touched && fresh.tagName === "DETAILS") {
-          fresh.open = node.open; // what the person opened or closed stays so as the item changes
-          fresh.dataset.touched = "yes";
-        }
+        if (node) keepOpened(node, fresh);
         if (node) node.replaceWith(fresh);
         if (node === cursor) cursor = fresh;
         node = fresh;
@@ -158,10 +155,28 @@ function renderItem(item, actions) {
   const node = RENDERERS[item.kind]?.(item, actions) || el("div", { class: "item notice" }, item.kind);
   node.dataset.key = item.key;
   if (item.sub) node.classList.add("sub");
-  if (node.tagName === "DETAILS") {
-    node.querySelector(":scope > summary")?.addEventListener("click", () => { node.dataset.touched = "yes"; });
+  for (const details of disclosures(node)) {
+    details.querySelector(":scope > summary")?.addEventListener("click", () => { details.dataset.touched = "yes"; });
   }
   return node;
+}
+
+/** The item's own <details> and those inside it (a bubble's pasted text, page context), in order. */
+function disclosures(node) {
+  return [...(node.tagName === "DETAILS" ? [node] : []), ...node.querySelectorAll("details")];
+}
+
+/** What the person opened or closed stays so as the item is drawn anew (a turn's later news
+    redraws its messages): each disclosure they touched, matched by its place in the item. */
+function keepOpened(old, fresh) {
+  const before = disclosures(old);
+  const after = disclosures(fresh);
+  before.forEach((details, i) => {
+    if (details.dataset.touched && after[i]) {
+      after[i].open = details.open;
+      after[i].dataset.touched = "yes";
+    }
+  });
 }
 
 const PAGE_SECTION = /(?:^|\n\n)\[Page (?:context|errors)\]\n/; // a screenshot's, a picked element's, the page's errors
