@@ -36,7 +36,7 @@ from pathlib import Path
 
 ROUNDS = 5
 PAGE = 100
-BLOCKED = "appears to be blocked"  # gevent's monitor's words, one report each
+BLOCKED = "the hub was blocked for"  # web/hub_monitor.py's line in the daemon's log, one a block
 
 
 class Frames:
@@ -214,8 +214,8 @@ def main(count: int) -> None:
         print(f"the rest paged: {pages} pages, {items} items in {results['rest'][0] * 1e3:.0f} ms; "
               f"hub blocks over 20 ms: {results['rest'][1]}")
         if blocks(log):
-            print("blocking reports:\n" + "\n".join(line for line in log.read_text(errors="replace").splitlines()
-                                                     if BLOCKED in line or line.startswith("  File")))
+            print("blocks:\n" + "\n".join(line[:400] for line in log.read_text(errors="replace").splitlines()
+                                           if BLOCKED in line))
 
 
 if __name__ == "__main__":
