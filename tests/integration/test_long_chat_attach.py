@@ -18,9 +18,9 @@ from tests.mock_anthropic import text_reply
 OLD_TURNS = 2_500  # four items each: 10,000 items before the real turn
 
 
-def old_items() -> list[dict]:
+def old_items(turns: int = OLD_TURNS) -> list[dict]:
     items = []
-    for n in range(OLD_TURNS):
+    for n in range(turns):
         turn = f"turn-old-{n}"
         items += [{"id": turn, "kind": "turn", "state": "done", "origin": "user", "createdAt": 1_700_000_000_000 + n},
                   {"id": f"user-old-{n}", "kind": "user", "turnId": turn, "text": f"question {n}"},
@@ -30,11 +30,11 @@ def old_items() -> list[dict]:
     return items
 
 
-def grown(daemon: Daemon) -> None:
-    """The stopped daemon's one chat, with 10,000 items of before put ahead of its own."""
+def grown(daemon: Daemon, turns: int = OLD_TURNS) -> None:
+    """The stopped daemon's one chat, with ``turns`` turns of before (four items each) ahead of its own."""
     [path] = (daemon.state_dir / "core" / "chats").glob("c-*.json")
     record = json.loads(path.read_text())
-    record["items"] = old_items() + record["items"]
+    record["items"] = old_items(turns) + record["items"]
     path.write_text(json.dumps(record))
 
 

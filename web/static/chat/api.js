@@ -14,6 +14,10 @@ export class ApiError extends Error {
   }
 }
 
+/** How many of a conversation's newest items the thread socket's snapshot holds (devhostd's
+    most): a long conversation opens with its tail, and older pages come as the person scrolls up. */
+export const HISTORY_LIMIT = 100;
+
 /** An address of devhostd's, on the page's own origin whatever the page's <base href> says. */
 export function devhostURL(path) {
   return new URL(path, location.origin).href;
@@ -103,10 +107,11 @@ export const api = {
     .then((v) => v.positions),
   /** The page socket (page_link.js): what this page reports, for the agent. */
   pageSocketURL: () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/__devhost__/ws/page?${query("project")}`,
-  /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
+  /** The thread socket: the conversation's items, a snapshot of the newest HISTORY_LIMIT (older pages
+      asked with `history`); `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     return `${scheme}://${location.host}/__devhost__/ws/thread?sessionId=${encodeURIComponent(sessionId)}&${query(target)}`
-      + (since ? `&since=${since}` : "");
+      + `&historyLimit=${HISTORY_LIMIT}` + (since ? `&since=${since}` : "");
   },
 };
