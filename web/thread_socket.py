@@ -169,7 +169,8 @@ def _history(chat, command: dict, sink) -> None:
         sink.push(frame({**asked, "error": {"code": exc.code, "message": str(exc)}}))
         return
     except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may ask again
-        sink.push(frame({**asked, "error": {"code": "busy", "message": f"not taken ({type(exc).__name__}); try again"}}))
+        said = f"not taken ({type(exc).__name__}); try again"
+        sink.push(frame({**asked, "error": {"code": "chat-busy", "message": said}}))
         return
     sink.push(frame({**asked, "items": answer["items"], "history": answer["history"]}))
 
