@@ -104,19 +104,18 @@ class DurableFace:
         if events is not None:
             return {"subscriber": subscriber, "info": self.info, "items": [], "seq": seq, "events": events,
                     "bookmarks": self.kept.bookmarks, "visuals": self.kept.visuals}
-        answer = {"subscriber": subscriber, "seq": seq, **self.thread.snapshot(),
-                  "pending": self.thread.pending_requests(), "bookmarks": self.kept.bookmarks,
-                  "visuals": self.kept.visuals}
-        if history_limit is not None:
-            answer.update(page(answer["items"], self.record.reset_seq, None, history_limit))
-        return answer
+        # A page of the newest items reads only those (a chat of 10,000 items opens with its tail).
+        items = self.thread.snapshot() if history_limit is None else \
+            {"info": self.info, **page(self.thread.in_order(), self.record.reset_seq, None, history_limit)}
+        return {"subscriber": subscriber, "seq": seq, **items, "pending": self.thread.pending_requests(),
+                "bookmarks": self.kept.bookmarks, "visuals": self.kept.visuals}
 
     def detach(self, subscriber: int) -> None:
         self.clients.leave(subscriber)
 
     def history(self, cursor: str | None, limit: int) -> dict:
         self.flush_delta()
-        return page(self.thread.snapshot()["items"], self.record.reset_seq, cursor, limit)
+        return page(self.thread.in_order(), self.record.reset_seq, cursor, limit)
 
     # ---- the CLI's frames ----------------------------------------------------------------------
 

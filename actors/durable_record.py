@@ -17,7 +17,7 @@ from actors.core.thread import Thread
 from actors.guard import on_threadpool
 from actors.tell import call, call_later
 from storage import write_failure
-from storage.chat_store import FOLD_LOG_BYTES, read_log
+from storage.chat_store import FOLD_LOG_BYTES, read_log_after
 
 # A log line longer than this is appended on the hub's threadpool: a write that large can wait
 # on the disk; the small ones (most of them) are cheaper on the hub than a thread switch.
@@ -78,9 +78,12 @@ class ChatRecord:
 
     def events_after(self, since: int) -> list[dict] | None:
         """The events after ``since`` from the log, or None when it no longer has them all."""
-        # Up to a record's size of log, read and parsed on the hub's threadpool. Nothing is
-        # appended meanwhile: this chat's actor waits here.
-        lines = on_threadpool(_log_after, self._store.log_path(self._chat_id), since)
+        if since == self.seq:
+            return []  # a reconnect that missed nothing reads nothing
+        # Only the log's end that holds them is read, and only those lines parsed
+        # (storage/chat_store.py read_log_after), on the hub's threadpool. Nothing is appended
+        # meanwhile: this chat's actor waits here.
+        lines = on_threadpool(read_log_after, self._store.log_path(self._chat_id), since)
         if [line["seq"] for line in lines] != list(range(since + 1, self.seq + 1)):
             return None
         return [line["event"] for line in lines]
@@ -189,6 +192,3 @@ def replayed(record: dict | None, log_lines: list[dict], info: dict) -> tuple[Th
             reset_seq = line["seq"]
     return thread, seq, reset_seq
 
-
-def _log_after(path: str, since: int) -> list[dict]:
-    return [line for line in read_log(path) if line["seq"] > since]

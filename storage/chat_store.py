@@ -229,6 +229,65 @@ def read_log(path: str) -> list[dict]:
     return lines
 
 
+# What read_log_after reads from the log's end at a time, going back until it passes ``since``.
+TAIL_CHUNK = 64 << 10
+_SEQ_PREFIX = b'{"seq":'  # every line ChatStore.line writes starts so: its seq is read without parsing it
+
+
+def _line_seq(raw: bytes) -> int | None:
+    """The seq a log line starts with (ChatStore.line writes it first), read without parsing
+    the line; None for a line that does not start so (torn, garbled)."""
+    if not raw.startswith(_SEQ_PREFIX):
+        return None
+    digits = raw[len(_SEQ_PREFIX):len(_SEQ_PREFIX) + 20].split(b",", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def read_log_after(path: str, since: int) -> list[dict]:
+    """The log's lines after ``since``, in order, reading only the end of the log that holds
+    them: from the end back (a piece, then twice as much, ...) to the first line at or before
+    ``since``, and only the lines after it parsed (read_log's rules: a torn or garbled line is
+    skipped, seqs climb). Empty when the log does not reach back to ``since + 1`` (its start
+    was folded into the record): nothing is parsed then. The caller checks what it got is whole."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return []
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        position, step, data, first_line = end, TAIL_CHUNK, b"", 0
+        while position > 0:
+            position = max(0, position - step)
+            step *= 2  # a long way back costs reads of twice the size, never the whole log again and again
+            handle.seek(position)
+            data = handle.read(end - position)
+            # What comes before the first line break may be half a line: a line starts after it.
+            first_line = 0 if position == 0 else data.find(b"\n") + 1
+            if first_line == 0 and position > 0:
+                continue
+            seq = next((s for s in map(_line_seq, data[first_line:].split(b"\n")) if s is not None), None)
+            if seq is not None and seq <= since:
+                break
+        lines = data[first_line:].split(b"\n")
+    starts = [s for s in map(_line_seq, lines) if s is not None]
+    if not starts or starts[0] > since + 1:
+        return []
+    out, last = [], since
+    for raw in lines:
+        seq = _line_seq(raw)
+        if seq is None or seq <= last:
+            continue
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue  # torn by a crash mid-write
+        if not isinstance(line, dict) or line.get("seq") != seq or not isinstance(line.get("event"), dict):
+            continue
+        out.append(line)
+        last = seq
+    return out
+
+
 class FolderInUse(Exception):
     pass
 

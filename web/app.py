@@ -25,7 +25,7 @@ from web.control_page import plain_page
 from web.edge import Refusal, json_answer, request_hostname
 from web.log_socket import serve_log_socket
 from web.routes import changes, compose, conversations, harnesses, panel, sessions, stack
-from web.thread_socket import parse_since, serve_thread_socket
+from web.thread_socket import parse_history_limit, parse_since, serve_thread_socket
 from web.visual_pages import serve_visual
 
 ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose, changes)
@@ -247,6 +247,7 @@ def _chat_for_socket(context: Context, environ, thread: bool = False):
             raise Refusal(403, "the thread socket belongs to a routed page: connect from the page's own hostname")
         try:
             parse_since(query.get("since"))
+            parse_history_limit(query.get("historyLimit"))
         except ValueError as exc:
             raise Refusal(400, str(exc)) from None
     directory = edge.page_directory(context, environ, query.get("pageURL"), query.get("chatTarget"))

@@ -1,6 +1,6 @@
 """The panel's thread socket: one conversation as the chat core's items, scoped to a page.
 
-``/__devhost__/ws/thread?sessionId=&pageURL=&chatTarget=[&since=N]`` on a routed hostname,
+``/__devhost__/ws/thread?sessionId=&pageURL=&chatTarget=[&since=N][&historyLimit=N]`` on a routed hostname,
 under the chat socket's rules (Host, exact Origin, refused before the upgrade, the page's
 directory checked on attach and again before every command). The items are the one
 projection of the CLI's frames (each harness's ``projection.py`` under ``actors/harness/``): the
@@ -8,14 +8,21 @@ panel renders them and decodes nothing itself. The native chat socket (web/chat_
 as it is, for integrations.
 
 Frames to the page:
-- ``{type: "snapshot", session, seq, info, items}``: everything, on attach;
+- ``{type: "snapshot", session, seq, info, items}``: everything, on attach; with ``historyLimit``
+  only the newest items (at most that many, 1..100: the chat core's history pages) and
+  ``history: {start, cursor}``, where ``cursor`` (null when nothing is older) asks for the rest;
+- ``{type: "history", cursor, items, history: {start, cursor}}``: the answer to a ``history``
+  command, the page of items just before the cursor asked (``cursor`` echoes it); or
+  ``{type: "history", cursor, error: {code, message}}`` (``history-expired`` after a clear or a
+  rewind: the page attaches again for a new snapshot);
 - ``{type: "resumed", session, seq}``: on attach with ``since`` while the chat's log still holds
   every event after it; the events follow as ordinary ``event`` frames;
 - ``{type: "event", seq, event}``: one item event (``item``, ``delta``, ``info``, ``reset``);
 - ``{type: "state", session}``, ``{type: "command_result", ...}``, ``{type: "error", message}``
   as on the chat socket; an answer refused names its request: ``{type: "error", requestId, message}``.
 
-Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``approve {requestId,
+Frames from the page: ``send`` and ``interrupt`` as on the chat socket; ``history {cursor,
+limit?}`` for the page of older items (chat.history's rules: newest first, at most 100); ``approve {requestId,
 decision: allow | allow-always | deny}`` and ``answer {requestId, answers: {questionId: text}}``
 in the chat core's words (the projector turns them into the CLI's own answer); ``stopTask
 {taskId}`` and ``stopSubagent {subagentId}`` for background work; ``configure
@@ -31,6 +38,7 @@ from __future__ import annotations
 import json
 
 from actors.chatlog import daemon_log
+from actors.core.history import MAX_PAGE_ITEMS, PAGE_ITEMS
 from actors.errors import ChatError
 from actors.harness.modes import RUNTIME_MODES
 from actors.messages import ChatBookmarks, ChatEvent, ChatVisuals, CommandResult, Notice, SessionState
@@ -51,7 +59,8 @@ def serve_thread_socket(ws, context, chat, record, query: dict, request_hostname
 
     def attach(sink):
         try:
-            return chat.thread_attach(sink, parse_since(query.get("since"))).get(timeout=ASK_TIMEOUT)
+            return chat.thread_attach(sink, parse_since(query.get("since")),
+                                      parse_history_limit(query.get("historyLimit"))).get(timeout=ASK_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - the chat is gone or busy; the page reconnects
             raise NotAttached(f"could not attach to the session: {exc}") from None
 
@@ -77,6 +86,16 @@ def parse_since(value) -> int | None:
     return int(value)
 
 
+def parse_history_limit(value) -> int | None:
+    """``historyLimit`` from the address: how many of the newest items the snapshot holds (1..100,
+    chat.attach's rule), or None (every item: what a panel that does not page reads)."""
+    if value is None or value == "":
+        return None
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_PAGE_ITEMS:
+        raise ValueError(f"historyLimit must be 1..{MAX_PAGE_ITEMS}")
+    return int(value)
+
+
 def _first_frames(attached: dict, visuals_origin: str) -> list[bytes]:
     if "events" in attached:
         first = attached["seq"] - len(attached["events"]) + 1
@@ -84,8 +103,9 @@ def _first_frames(attached: dict, visuals_origin: str) -> list[bytes]:
             [_event(seq, event) for seq, event in enumerate(attached["events"], first)] + \
             [frame({"type": "bookmarks", "bookmarks": attached["bookmarks"]}),
              frame({"type": "visuals", "visuals": attached["visuals"], "origin": visuals_origin})]
+    paged = {"history": attached["history"]} if "history" in attached else {}
     return [frame({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
-                   "info": attached["info"], "items": attached["items"], "bookmarks": attached["bookmarks"],
+                   "info": attached["info"], "items": attached["items"], **paged, "bookmarks": attached["bookmarks"],
                    "visuals": attached["visuals"], "visualsOrigin": visuals_origin})]
 
 
@@ -111,6 +131,9 @@ def _answer_refused(command, text: str, session_id) -> bytes:
 def _settle(context, chat, root: str, command: dict, sink) -> None:
     """An approval or a question answered in the core's words: asked, so a refusal (answered
     already, withdrawn) goes back to this page naming the request."""
+    if command["type"] == "history":
+        _history(chat, command, sink)
+        return
     named = {"requestId": command["requestId"]} if "requestId" in command else {}
     try:
         if command["type"] == "approve":
@@ -137,6 +160,30 @@ def _settle(context, chat, root: str, command: dict, sink) -> None:
         sink.push(frame({"type": "error", **named, "message": f"not taken ({type(exc).__name__}); try again"}))
 
 
+def _history(chat, command: dict, sink) -> None:
+    """A page of older items (the chat core's chat.history), to this page only."""
+    asked = {"type": "history", "cursor": command["cursor"]}
+    try:
+        answer = chat.history(command["cursor"], command["limit"]).get(timeout=ASK_TIMEOUT)
+    except ChatError as exc:
+        sink.push(frame({**asked, "error": {"code": exc.code, "message": str(exc)}}))
+        return
+    except Exception as exc:  # noqa: BLE001 - a busy or stopped chat: the page may ask again
+        said = f"not taken ({type(exc).__name__}); try again"
+        sink.push(frame({**asked, "error": {"code": "chat-busy", "message": said}}))
+        return
+    sink.push(frame({**asked, "items": answer["items"], "history": answer["history"]}))
+
+
+def _history_command(value: dict) -> dict:
+    cursor, limit = value.get("cursor"), value.get("limit", PAGE_ITEMS)
+    if cursor is not None and (not isinstance(cursor, str) or not 1 <= len(cursor) <= 128):
+        raise CommandError("history takes the cursor a snapshot or a history page gave (1..128 characters)")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE_ITEMS:
+        raise CommandError(f"history's limit is 1..{MAX_PAGE_ITEMS} items")
+    return {"type": "history", "cursor": cursor, "limit": limit}
+
+
 def _parse(message):
     """A page's frame: a send or interrupt (web/commands.py), or a request in the core's words
     (web/command_rules.py: the core's own checks)."""
@@ -145,6 +192,8 @@ def _parse(message):
     except (ValueError, RecursionError):
         value = None
     kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "history":
+        return _history_command(value)
     if kind not in ("stopTask", "stopSubagent", "bookmark", "unbookmark", "configure", "approve", "answer"):
         command = parse_command(message)
         if not isinstance(command, (Send, Interrupt)):

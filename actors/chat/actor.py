@@ -206,13 +206,14 @@ class Chat(pykka.ThreadingActor):
         if not self.link.running and not self.native.reads_native():
             self.native.release()
 
-    def thread_attach(self, sink, since: int | None = None) -> dict:
+    def thread_attach(self, sink, since: int | None = None, history_limit: int | None = None) -> dict:
         """Registers a thread socket (the panel's): the session's record and the chat's items
-        (a snapshot, or the events after ``since`` while the log still has them all); live item
+        (a snapshot, its newest ``history_limit`` items when given, or the events after
+        ``since`` while the log still has them all); live item
         events, states, its own sends' results and notices follow. Its subscriber id is an
         origin of sends like a chat socket's."""
         subscriber = self.native.attach_item_reader(sink)
-        answer = self.durable.attach(sink, since, None)
+        answer = self.durable.attach(sink, since, history_limit)
         answer["reader"] = answer.pop("subscriber")
         return {**answer, "subscriber": subscriber, "session": self.record()}
 

@@ -63,6 +63,11 @@ class Thread:
         self._join()
         return {"info": self.info, "items": [self.items[i] for i in self.order]}
 
+    def in_order(self) -> "InOrder":
+        """The items in order as a sequence read item by item (each joined as it is read): a
+        page of a long thread (actors/core/history.py) costs its own items, not a copy of all."""
+        return InOrder(self)
+
     def item(self, item_id: str) -> dict | None:
         self._join(item_id)
         return self.items.get(item_id)
@@ -296,3 +301,19 @@ class Thread:
             self.info = event["info"]
             for item in event.get("items") or []:
                 self._store(item)
+
+
+class InOrder:
+    """A thread's items in order, read by index or slice (what ``history.page`` reads)."""
+
+    def __init__(self, thread: Thread):
+        self._thread = thread
+
+    def __len__(self) -> int:
+        return len(self._thread.order)
+
+    def __getitem__(self, index):
+        order = self._thread.order
+        if isinstance(index, slice):
+            return [self._thread.item(item_id) for item_id in order[index]]
+        return self._thread.item(order[index])

@@ -303,3 +303,47 @@ def test_a_log_without_its_record_only_rebuilds_a_chat_from_its_start(store):
     store.append("c1", 5, {"type": "item", "item": {"id": "a", "kind": "assistant", "text": "x"}})
     with pytest.raises(ChatUnreadable, match="no record"):
         store.load("c1")
+
+
+# ---- the log's end, after a seq (a reconnect) -----------------------------------------------------
+
+def _long_log(store, count: int, first: int = 1) -> None:
+    with open(_made(store), "ab") as handle:
+        for seq in range(first, first + count):
+            handle.write(ChatStore.line(seq, {"type": "delta", "itemId": "a", "text": f"word {seq} " * 8}))
+
+
+def _made(store) -> str:
+    os.makedirs(store.folder, mode=0o700, exist_ok=True)
+    return store.log_path("c1")
+
+
+@pytest.mark.parametrize("since", [0, 1, 2500, 9999, 10_000])
+def test_the_lines_after_a_seq_are_those_read_log_gives_after_it(store, since):
+    _long_log(store, 10_000)
+    assert chat_store.read_log_after(store.log_path("c1"), since) == \
+        [line for line in read_log(store.log_path("c1")) if line["seq"] > since]
+
+
+def test_only_the_logs_end_is_parsed_for_a_recent_seq(store, monkeypatch):
+    _long_log(store, 10_000)
+    parsed = []
+    real = json.loads
+    monkeypatch.setattr(chat_store.json, "loads", lambda raw: parsed.append(raw) or real(raw))
+    lines = chat_store.read_log_after(store.log_path("c1"), 9_990)
+    assert [line["seq"] for line in lines] == list(range(9_991, 10_001)) and len(parsed) == 10
+
+
+def test_a_log_that_starts_after_the_seq_gives_nothing_and_parses_nothing(store, monkeypatch):
+    _long_log(store, 3_000, first=5_001)  # seqs 1..5000 were folded into the record
+    monkeypatch.setattr(chat_store.json, "loads", lambda raw: pytest.fail("a line was parsed"))
+    assert chat_store.read_log_after(store.log_path("c1"), 4_000) == []
+    assert chat_store.read_log_after(store.log_path("nobody"), 3) == []
+
+
+def test_a_torn_line_after_the_seq_is_skipped_as_read_log_skips_it(store):
+    _long_log(store, 5)
+    with open(store.log_path("c1"), "ab") as handle:
+        handle.write(b'{"seq":6,"at":1,"event":{"ty')
+    store.append("c1", 7, {"type": "info", "info": {"n": 7}})
+    assert [line["seq"] for line in chat_store.read_log_after(store.log_path("c1"), 3)] == [4, 5, 7]

@@ -542,3 +542,21 @@ def test_a_rewind_keeps_what_came_before_the_turn_and_drops_it_and_all_after():
     for event in events:
         replayed.apply(copy.deepcopy(event))
     assert replayed.snapshot()["items"] == thread.snapshot()["items"]  # the log replays it
+
+
+# ---- in_order: what a history page reads ------------------------------------------------------------
+
+def test_in_order_reads_the_items_as_the_snapshot_holds_them_text_streamed_in_included():
+    from actors.core.history import page
+    thread = running(fresh())
+    for n in range(250):
+        thread.upsert({"id": f"a{n}", "kind": "assistant", "text": f"{n}:"})
+    thread.append_text("a249", " still streaming")
+    thread.append_text("a3", " late")
+    view = thread.in_order()
+    assert len(view) == 251 and view[250]["text"] == "249: still streaming" and view[-1] is view[250]
+    first = page(view, 0, None, 100)
+    assert first == page(thread.snapshot()["items"], 0, None, 100)
+    older = page(thread.in_order(), 0, "0:4", 100)
+    assert [i["id"] for i in older["items"]] == ["turn-1", "a0", "a1", "a2"] and older["history"]["cursor"] is None
+    assert view[4]["text"] == "3: late"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from web.commands import CommandError, Interrupt, Send
-from web.thread_socket import AnswerRefused, _parse
+from web.thread_socket import AnswerRefused, _parse, parse_history_limit
 
 
 def parse(value):
@@ -76,3 +76,24 @@ def test_sends_and_interrupts_are_the_chat_sockets_own():
     assert isinstance(parse({"type": "interrupt"}), Interrupt)
     sent = parse({"type": "send", "commandId": "11111111-2222-4333-8444-555555555555", "text": "hi"})
     assert isinstance(sent, Send) and sent.text == "hi"
+
+
+def test_a_history_page_is_asked_with_a_cursor_and_a_limit_of_the_cores_rules():
+    assert parse({"type": "history", "cursor": "0:400"}) == {"type": "history", "cursor": "0:400", "limit": 60}
+    assert parse({"type": "history", "cursor": "0:400", "limit": 100})["limit"] == 100
+    for bad, words in (({"cursor": 5}, "the cursor a snapshot"), ({"cursor": "x" * 129}, "1..128"),
+                       ({"cursor": "0:4", "limit": 0}, "1..100"), ({"cursor": "0:4", "limit": True}, "1..100")):
+        with pytest.raises(CommandError) as refused:
+            parse({"type": "history", **bad})
+        assert words in str(refused.value)
+
+
+@pytest.mark.parametrize("value, limit", [(None, None), ("", None), ("1", 1), ("100", 100)])
+def test_a_history_limit_in_the_address_is_1_to_100_items(value, limit):
+    assert parse_history_limit(value) == limit
+
+
+@pytest.mark.parametrize("value", ["0", "101", "-1", "ten", "٣"])
+def test_a_history_limit_out_of_range_is_refused(value):
+    with pytest.raises(ValueError, match="historyLimit must be 1..100"):
+        parse_history_limit(value)

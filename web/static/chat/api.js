@@ -14,6 +14,10 @@ export class ApiError extends Error {
   }
 }
 
+/** How many of a conversation's newest items the thread socket's snapshot holds (devhostd's
+    most): a long conversation opens with its tail, and older pages come as the person scrolls up. */
+export const HISTORY_LIMIT = 100;
+
 /** An address of devhostd's, on the page's own origin whatever the page's <base href> says. */
 export function devhostURL(path) {
   return new URL(path, location.origin).href;
@@ -101,10 +105,11 @@ export const api = {
   /** Positions of served modules (or of the dev build's files) as files of the checkout, or nulls. */
   locate: (positions) => call("POST", `/__devhost__/page/locate?${query("project")}`, { positions })
     .then((v) => v.positions),
-  /** The thread socket: the conversation's items; `since` asks for what came after a sequence. */
+  /** The thread socket: the conversation's items, a snapshot of the newest HISTORY_LIMIT (older pages
+      asked with `history`); `since` asks for what came after a sequence. */
   threadURL: (sessionId, target, since) => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     return `${scheme}://${location.host}/__devhost__/ws/thread?sessionId=${encodeURIComponent(sessionId)}&${query(target)}`
-      + (since ? `&since=${since}` : "");
+      + `&historyLimit=${HISTORY_LIMIT}` + (since ? `&since=${since}` : "");
   },
 };

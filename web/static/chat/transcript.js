@@ -6,7 +6,9 @@
 //
 // The thread socket sends a snapshot of items (or, on a reconnect from a sequence, only what came
 // after it) and then one event per change: `item` (the whole item), `delta` (text appended),
-// `info`, `reset`. Nothing here decodes a CLI's own frames.
+// `info`, `reset`. Nothing here decodes a CLI's own frames. A snapshot of a long conversation
+// holds only its newest items (`history`: where they start, and the cursor of the page before);
+// older pages are put in front as they come (`prepend`).
 
 const HARNESS_WORDS = {
   "claude-code": { allow: "allowed", "allow-always": "allowed for the session", deny: "denied" },
@@ -43,6 +45,8 @@ export class Transcript {
     this.children = new Map(); // a parent's toolUseId -> ids of the items it started, in order
     this.turnUsers = new Map(); // turn id -> ids of its user items
     this.seq = snapshot.seq || 0;
+    // {start, cursor} while older items are still on devhostd only (cursor: the page before them).
+    this.history = snapshot.history?.start > 0 ? { ...snapshot.history } : null;
     if (snapshot.info) this.info = snapshot.info;
     for (const item of snapshot.items || []) this._put(item);
     this.sorted = null;
@@ -68,6 +72,10 @@ export class Transcript {
     this.seq = frame.seq;
     const event = frame.event || {};
     if (event.type === "item" && event.item?.id) {
+      // An item before the oldest one here (a settled approval far up): its page, once asked
+      // for, has it as it is now; put at the end now it would show out of place.
+      if (this.history && typeof event.historyIndex === "number" && event.historyIndex < this.history.start
+          && !this.items.has(event.item.id)) return true;
       this._put(event.item);
       this.answers.delete(String(event.item.requestId)); // the item says what became of it now
     } else if (event.type === "delta") {
@@ -87,6 +95,17 @@ export class Transcript {
       this.load({ seq: this.seq, items: event.items || [] });
     }
     return true;
+  }
+
+  /** Older items (a history page: the ones just before the oldest here) go in front; ``history``
+      says where they start and the cursor of the page before them (null: none is older). */
+  prepend(items, history) {
+    const older = (items || []).filter((item) => item?.id && !this.items.has(item.id));
+    for (const local of this.local.values()) local.anchor += older.length; // anchored to what they followed
+    for (const note of this.notes) note.anchor += older.length;
+    const current = this.order.map((id) => this.items.get(id));
+    this.load({ seq: this.seq, items: [...older, ...current], bookmarks: this.bookmarkList(), visuals: this.visuals,
+                history: history?.cursor ? history : null });
   }
 
   _put(item) {

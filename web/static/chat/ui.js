@@ -1,7 +1,7 @@
 // The chat panel: header (status, target, side), harness / model / session pickers, the
 // conversation, and the composer. It talks to devhostd only through the Chat API.
 
-import { api, devhostURL } from "./api.js";
+import { api, devhostURL, HISTORY_LIMIT } from "./api.js";
 import { ChangesReview } from "./changes.js";
 import { ChatConnection } from "./connection.js";
 import { Composer, MAX_FRAME_BYTES, frameBytes } from "./composer.js";
@@ -193,6 +193,7 @@ export class Panel {
       for (const node of this.root.querySelectorAll(".countdown")) node.textContent = countdown(Number(node.dataset.until));
     }, 1000);
     this.view.onScrolled = () => this._saveScrollSoon();
+    this.view.onTop = () => this._askOlder();
     this.jump = new JumpToLatest(this.view);
     this.view.onNewContentBelow = () => this.jump.show();
     u.log.append(this.jump.button);
@@ -480,7 +481,10 @@ export class Panel {
         this._setSession(frame.session);
         t.chatId = frame.session?.chatId;
         t.newSocket(); // answers the last socket carried are open again unless the items say otherwise
-        if (frame.type === "snapshot") t.load(frame);
+        if (frame.type === "snapshot") {
+          t.load(frame);
+          this.askedOlder = null; // a page asked on the socket before is not this snapshot's
+        }
         this.notifier.track(t.items.values());
         this._settleUnsent();
         this._render(t.takeChanged(), this.firstSnapshot);
@@ -497,6 +501,9 @@ export class Panel {
       case "state":
         this._setSession(frame.session);
         break;
+      case "history":
+        this._olderArrived(frame);
+        return;
       case "bookmarks":
         t.setBookmarks(frame.bookmarks);
         break;
@@ -926,6 +933,32 @@ export class Panel {
     }
   }
 
+  // ---- older items (a long conversation opens with its tail) -------------------------------------
+
+  /** Scrolled to the top of what the page has: the page before it, once at a time. */
+  _askOlder() {
+    const cursor = this.transcript.history?.cursor;
+    if (!cursor || this.askedOlder === cursor) return;
+    if (this.connection?.send({ type: "history", cursor, limit: HISTORY_LIMIT })) this.askedOlder = cursor;
+  }
+
+  _olderArrived(frame) {
+    const t = this.transcript;
+    if (frame.cursor !== this.askedOlder) return; // asked by a socket before a reset or a new snapshot
+    this.askedOlder = null;
+    if (frame.cursor !== t.history?.cursor) return;
+    if (frame.error) {
+      // The conversation was cleared or rewound meanwhile: its reset event brought what there is now.
+      t.history = null;
+      if (frame.error.code !== "history-expired") t.note("error", `Older messages could not be loaded: ${frame.error.message}`);
+      this._render(t.takeChanged());
+      return;
+    }
+    t.prepend(frame.items, frame.history);
+    this.showOlder = true; // once rendered, the view pages them in above what is on screen
+    this._render(t.takeChanged());
+  }
+
   // ---- rendering --------------------------------------------------------------------------------
 
   _render(changed, restoreScroll = false) {
@@ -941,6 +974,10 @@ export class Panel {
       this.pendingChanges = new Set();
       const items = this.transcript.list();
       this.view.render(items, pending);
+      if (this.showOlder) {
+        this.showOlder = false;
+        this.view.loadOlder(); // what was on screen stays put
+      }
       this.reloads.check(this.transcript, this.session);
       this.ui.empty.hidden = items.length > 0;
       if (this.restoreScroll) {

@@ -1,6 +1,7 @@
 // Renders the conversation's items into the panel. Only the tail is in the DOM (PAGE items,
 // more while the conversation streams at the bottom); scrolling to the top pages older items
-// in, keeping what is on screen in place. Nodes are keyed by item, so a delta re-renders one
+// in, keeping what is on screen in place; at the top of what the page has, ``onTop`` asks devhostd
+// for the page before it (a long conversation opens with its tail). Nodes are keyed by item, so a delta re-renders one
 // node, and a snapshot after a reconnect replaces nodes in place instead of flashing.
 
 import { el } from "./dom.js";
@@ -25,6 +26,7 @@ export class ConversationView {
     this.items = [];
     this.start = 0;
     this.onScrolled = null;
+    this.onTop = null;
     // Whether the person follows the conversation at its end. Only their own scrolling changes it:
     // layout that moves the end (the panel's style sheet arriving after the first render of a
     // reload, a highlighted block, a visual sizing itself) must not leave them above it.
@@ -35,7 +37,10 @@ export class ConversationView {
         this.following = this.atBottom();
         this.scrolledTo = null;
       }
-      if (this.scroller.scrollTop < 80 && this.start > 0) this.loadOlder();
+      if (this.scroller.scrollTop < 80) {
+        if (this.start > 0) this.loadOlder();
+        else this.onTop?.(); // older items are on devhostd only: ui.js asks for them
+      }
       this.onScrolled?.();
     });
     // Content or the panel changed size: at the end, stay at the end.
@@ -106,6 +111,7 @@ export class ConversationView {
     this.start = Math.max(0, this.start - PAGE);
     this._sync(new Set());
     this._scrollTo(this.scroller.scrollTop + this.scroller.scrollHeight - before); // what was on screen stays put
+    if (this.start === 0) this.onTop?.(); // the page before comes while the person reads these
   }
 
   /** Puts the view `fromBottom` px above the bottom, paging older items in as needed. */
