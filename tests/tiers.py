@@ -7,7 +7,8 @@ a new test gets them without anyone remembering to write them:
 - a fixture that reaches one of these is decorated with ``@needs("peers")`` (or "vite"); every
   test using it, however indirectly (``daemon`` → ``daemon_env``), carries the marker;
 - every test under tests/browser/ carries ``browser``;
-- a test that reaches a CLI in its own body (not through a fixture) is marked by hand.
+- a test that reaches a CLI in its own body (not through a fixture) is marked by hand, with
+  ``@pytest.mark.peers`` or ``@needs("peers")`` on the test itself.
 
 ``install`` (tests/integration/test_install.py, by hand) marks a test that pip-installs the
 checkout into a fresh venv. ``bash tests/run.sh --fast`` deselects all four (setup.cfg registers
@@ -43,6 +44,8 @@ def mark(item: pytest.Item) -> None:
             found.update(getattr(definition.func, _ATTRIBUTE, ()))
             if name not in definition.argnames:
                 break
+    # ``@needs`` on a test itself (one that starts a CLI in its own body) counts the same.
+    found.update(getattr(getattr(item, "function", None), _ATTRIBUTE, ()))
     if BROWSER_TESTS in Path(item.path).parents:
         found.add("browser")
     for name in sorted(found - {marker.name for marker in item.iter_markers()}):
