@@ -25,16 +25,15 @@ from __future__ import annotations
 from _harness import (FAKE_CLAUDE, HOST, ROUTED, REPO, Daemon, client_frame, fake_env, first_line,
                       log_tail, machine_line, open_websocket, send_message, start, stop, stop_on_sigterm)
 
-import http.client
 import json
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import gevent
 
 ROUNDS = 5
 PAGE = 100
@@ -70,30 +69,24 @@ class Frames:
 
 
 class Probe:
-    """The hub seen from outside: a tiny request (a 404 the web app answers on the hub) again and
-    again on a connection of its own while a phase runs; its slowest answer bounds how long the
-    hub was held. gevent's monitor cannot see a block inside one long C call (a json.dumps holds
-    the GIL, so its thread does not run to look): this does."""
+    """The hub seen from outside, while a phase runs (bench/_probe.py, in a process of its own):
+    its slowest answer bounds how long the hub was held. gevent's monitor cannot see a block
+    inside one long C call (a json.dumps holds the GIL, so its thread does not run to look):
+    this does."""
 
     def __init__(self, daemon: Daemon):
-        self.daemon, self.slowest, self._greenlet = daemon, 0.0, None
+        self.daemon, self.slowest, self._process = daemon, 0.0, None
 
     def __enter__(self):
-        self.slowest = 0.0
-        self._greenlet = gevent.spawn(self._run)
+        self._process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("_probe.py")), HOST,
+                                          str(self.daemon.port), self.daemon.host],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._process.stdout.readline()  # "ready"
         return self
 
     def __exit__(self, *exc):
-        self._greenlet.kill()
-
-    def _run(self) -> None:
-        connection = http.client.HTTPConnection(HOST, self.daemon.port, timeout=30)
-        while True:
-            start_at = time.perf_counter()
-            connection.request("GET", "/__devhost__/no-such-route", headers={"Host": self.daemon.host})
-            connection.getresponse().read()
-            self.slowest = max(self.slowest, time.perf_counter() - start_at)
-            gevent.sleep(0.002)
+        out, _ = self._process.communicate("", timeout=30)
+        self.slowest = float(out.strip() or 0)
 
 
 def old_items(count: int) -> list[dict]:

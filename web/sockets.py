@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
+import gevent
+
 from actors.chatlog import daemon_log
 from actors.guard import spawn_logged
 from web.sinks import SocketSink, abort, write_live
@@ -23,6 +25,30 @@ WRITER_GRACE = 5.0  # seconds the writer has to send what is queued and the clos
 def frame(value) -> bytes:
     """One JSON frame, as compact as JSON goes."""
     return json.dumps(value, separators=(",", ":")).encode()
+
+
+LONG_LIST = 64  # elements past which a frame's list is encoded a piece at a time
+PIECE_BYTES = 256 * 1024  # encoded between two chances for other greenlets to run
+LIST_HERE = "\u2063devhost-list\u2063"  # stands where the list goes; never a whole value of a chat's own
+
+
+def frame_with_list(outer: dict, elements: list) -> bytes:
+    """``frame(outer)`` with ``elements`` where ``outer`` holds LIST_HERE, encoded an element at a
+    time and other greenlets let run every PIECE_BYTES: one json.dumps of a 20 MB chat holds the
+    hub for over 100 ms, and a C call cannot be moved off the hub by a thread (it keeps the GIL
+    throughout)."""
+    head, tail = frame(outer).split(frame(LIST_HERE), 1)
+    pieces, size = [head, b"["], 0
+    for n, element in enumerate(elements):
+        piece = frame(element)
+        pieces.append(b"," + piece if n else piece)
+        size += len(piece)
+        if size >= PIECE_BYTES:
+            size = 0
+            gevent.sleep(0)
+    pieces += [b"]", tail]
+    return b"".join(pieces)
+
 
 
 class NotAttached(Exception):

@@ -49,7 +49,7 @@ from web.chat_socket import encode as chat_encode
 from web.commands import CommandError, Interrupt, Send, parse_command
 from web.mode_switch import switch
 from web.sinks import abort, encoded_once, write_live
-from web.sockets import NotAttached, SocketRoute, frame
+from web.sockets import LIST_HERE, NotAttached, SocketRoute, frame, frame_with_list
 
 ASK_TIMEOUT = 10.0
 
@@ -104,9 +104,10 @@ def _first_frames(attached: dict, visuals_origin: str) -> list[bytes]:
             [frame({"type": "bookmarks", "bookmarks": attached["bookmarks"]}),
              frame({"type": "visuals", "visuals": attached["visuals"], "origin": visuals_origin})]
     paged = {"history": attached["history"]} if "history" in attached else {}
-    return [frame({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
-                   "info": attached["info"], "items": attached["items"], **paged, "bookmarks": attached["bookmarks"],
-                   "visuals": attached["visuals"], "visualsOrigin": visuals_origin})]
+    # A whole chat (no historyLimit) is megabytes: its items are encoded a piece at a time.
+    return [frame_with_list({"type": "snapshot", "session": attached["session"], "seq": attached["seq"],
+                             "info": attached["info"], "items": LIST_HERE, **paged, "bookmarks": attached["bookmarks"],
+                             "visuals": attached["visuals"], "visualsOrigin": visuals_origin}, attached["items"])]
 
 
 def _write(ws, sink, first: list[bytes], session: str) -> None:
