@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from storage.accounts import AccountsError, parse_accounts
 from storage.hosts import routability_problem
+from storage.manifest_agents import AcpAgent, AgentTableError, acp_tables, parse_acp_agents, parse_command
 from storage.manifest_keys import hint_for_missing, unknown_keys
 
 # The text devhost appends to each message when the manifest names no prompt. The page the person
@@ -67,6 +68,8 @@ class Manifest:
     idle_cli_minutes: float = DEFAULT_IDLE_CLI_MINUTES
     # [accounts.<provider>.<name>] config_home: {provider: {name: absolute config home}} (storage/accounts.py)
     accounts: dict[str, dict[str, str]] = field(default_factory=dict)
+    # [devtools.chat.<id>] protocol = "acp": the ACP agents, beside the two CLIs (storage/manifest_agents.py)
+    agents: tuple[AcpAgent, ...] = ()
     # What the daemon runs despite (unknown keys): shown at start, on the control page, in the panel
     warnings: tuple[str, ...] = ()
 
@@ -145,14 +148,16 @@ def parse_manifest(data: dict, path: str) -> Manifest:
         table = chat.get(harness)
         if table is None:
             continue
-        command = table.get("command") if isinstance(table, dict) else None
-        if isinstance(command, str):
-            command = [command]
-        if not (isinstance(command, list) and command and all(isinstance(p, str) and p for p in command)):
-            raise ManifestError(f"{path}: [devtools.chat.{harness}] `command` must be a string or a list of strings")
-        if "/" in command[0] and not os.path.isabs(command[0]):
-            command[0] = os.path.normpath(os.path.join(base, command[0]))
-        commands[harness] = tuple(command)
+        try:
+            commands[harness] = parse_command(table.get("command") if isinstance(table, dict) else None,
+                                              f"{path}: [devtools.chat.{harness}]", base)
+        except AgentTableError as exc:
+            raise ManifestError(str(exc)) from None
+    try:
+        agents = parse_acp_agents(chat, path, base)
+    except AgentTableError as exc:
+        raise ManifestError(str(exc)) from None
+    commands.update({agent.id: agent.command for agent in agents})
     core = data.get("core", {})
     switches = {}
     for key in ("resume_interrupted_turns", "resume_at_reset"):
@@ -165,7 +170,8 @@ def parse_manifest(data: dict, path: str) -> Manifest:
     except AccountsError as exc:
         raise ManifestError(str(exc)) from None
     return Manifest(path=path, name=name.strip(), services=tuple(services), prompt=prompt, commands=commands,
-                    accounts=accounts, warnings=tuple(unknown_keys(data, path)), idle_cli_minutes=idle_cli_minutes,
+                    accounts=accounts, agents=agents,
+                    warnings=tuple(unknown_keys(data, path, acp_tables(chat))), idle_cli_minutes=idle_cli_minutes,
                     **switches)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 
+from storage.manifest_agents import ACP_KEYS
+
 # Each table's known keys; a nested dict is a table of known sub-tables, "*" any name (its
 # value the keys every such table knows). [accounts] is checked by storage/accounts.py.
 SCHEMA = {
@@ -21,10 +23,15 @@ SCHEMA = {
 }
 
 
-def unknown_keys(data: dict, path: str) -> list[str]:
-    """One warning per key of ``data`` the schema does not know, in the file's order."""
+def unknown_keys(data: dict, path: str, agents=()) -> list[str]:
+    """One warning per key of ``data`` the schema does not know, in the file's order. ``agents``:
+    the names of the [devtools.chat.<id>] tables that are ACP agents' (storage/manifest_agents.py)."""
     warnings: list[str] = []
-    _walk(data, SCHEMA, [], path, warnings)
+    schema = SCHEMA
+    if agents:
+        chat = {**SCHEMA["devtools"]["chat"], **{name: dict.fromkeys(ACP_KEYS) for name in agents}}
+        schema = {**SCHEMA, "devtools": {**SCHEMA["devtools"], "chat": chat}}
+    _walk(data, schema, [], path, warnings)
     return warnings
 
 
