@@ -31,6 +31,7 @@ from actors.core.cuts import suggested_title
 from actors.core.deltas import DeltaJoiner
 from actors.core.history import page
 from actors.core.thread import Thread, new_info
+from actors.harness import provider_of as provider_id
 from actors.durable_clients import CoreClients
 from actors.durable_kept import KeptLists
 from actors.durable_record import ChatRecord, replayed
@@ -44,8 +45,8 @@ DELTA_TICK = 0.016  # deltas to one item within this are joined into one event
 
 
 def provider_of(harness) -> str:
-    """The core's name of a harness (what chat.create takes): claude, codex."""
-    return "claude" if harness.HARNESS_ID == "claude-code" else harness.HARNESS_ID
+    """The core's name of a harness (what chat.create takes): claude, codex, an ACP agent's id."""
+    return provider_id(harness.HARNESS_ID)
 
 
 class DurableFace:

@@ -27,9 +27,11 @@ def account_entry(provider: str, name: str | None, home: str, env) -> dict:
     return entry
 
 
-def provider_list(accounts: dict, last: dict, commands: dict, env) -> list[dict]:
+def provider_list(accounts: dict, last: dict, commands: dict, env, agents: dict | None = None) -> list[dict]:
     """``accounts``: the manifest's {provider: {name: home}}; ``last``: {provider: name}, the
-    account last picked; ``commands``: {provider: argv} as devhostd runs each CLI."""
+    account last picked; ``commands``: {provider: argv} as devhostd runs each CLI and agent;
+    ``agents``: {provider: label} of the manifest's ACP agents."""
+    agents = agents or {}
     listed = []
     for provider, label in LABELS.items():
         named = sorted((accounts.get(provider) or {}).items())
@@ -37,4 +39,11 @@ def provider_list(accounts: dict, last: dict, commands: dict, env) -> list[dict]
                        "accounts": [account_entry(provider, None, default_home(provider, env), env)]
                        + [account_entry(provider, name, home, env) for name, home in named],
                        "lastAccount": last.get(provider)})
+    for provider, label in agents.items():
+        # An ACP agent keeps its sign-in its own way: devhostd has no file to look at (signedIn
+        # null: not known), and the manifest gives it no accounts.
+        listed.append({"id": provider, "label": label,
+                       "available": executable_for(commands[provider], env) is not None,
+                       "accounts": [{"name": None, "configHome": None, "signedIn": None, "default": True}],
+                       "lastAccount": None})
     return listed

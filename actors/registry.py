@@ -24,7 +24,7 @@ from actors.chat import Chat
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
-from actors.harness import HARNESSES
+from actors.harness import BUILT_IN, HARNESS_PROVIDERS, HARNESSES, PROVIDERS
 from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
@@ -33,8 +33,6 @@ from storage.accounts import LastPicked, account_env, home_of, unknown_account
 from storage.chat_store import ChatStore, ChatUnreadable
 from actors.harness.saved import resume_folder, transcript_items
 
-PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
-HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
 ASK = 10.0
 
 
@@ -305,7 +303,8 @@ class Registry(pykka.ThreadingActor):
         """provider.list: each CLI, whether it is found, its accounts and whether each is signed in
         (files looked at on the threadpool; no CLI is run)."""
         return on_threadpool(provider_list, self._accounts(), {p: self._last_picked.get(p) for p in PROVIDERS},
-                             {p: self._command(HARNESSES[h]) for p, h in PROVIDERS.items()}, self._environment)
+                             {p: self._command(HARNESSES[h]) for p, h in PROVIDERS.items()}, self._environment,
+                             {p: HARNESSES[h].LABEL for p, h in PROVIDERS.items() if h not in BUILT_IN})
 
     def list_chats(self) -> list[dict]:
         return [self._infos[chat_id] for chat_id in self._order]

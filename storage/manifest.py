@@ -190,8 +190,11 @@ class ManifestSource:
     control page and the panel) until the file changes again, and is logged once, when it is read.
     """
 
-    def __init__(self, path: str | None, directory: str, log=None):
+    def __init__(self, path: str | None, directory: str, log=None, on_change=None):
+        """``on_change(manifest)``: called with each manifest that comes into use, the first one
+        included (the daemon makes the harnesses of its ACP agents from it)."""
         self._log = log or (lambda message: None)
+        self._on_change = on_change or (lambda manifest: None)
         self._broken: str | None = None  # why the file as it is now is not the manifest in use
         if path is None:
             self._path = None
@@ -201,6 +204,7 @@ class ManifestSource:
             self._path = os.path.realpath(path)
             self._stamp = self._read_stamp()
             self._manifest = load_manifest(self._path)  # a bad manifest at start-up is fatal
+        self._on_change(self._manifest)
 
     def _read_stamp(self):
         try:
@@ -219,6 +223,7 @@ class ManifestSource:
                 self._manifest = load_manifest(self._path)
                 self._broken = None
                 self._log(f"manifest reloaded: {self._path}")
+                self._on_change(self._manifest)
                 for warning in self._manifest.warnings:
                     self._log(f"manifest warning: {warning}")
             except ManifestError as exc:

@@ -16,7 +16,7 @@ import time
 
 from actors.errors import ChatError
 from actors.harness.modes import RUNTIME_MODES
-from actors.registry import PROVIDERS
+from actors.harness import PROVIDERS
 
 MAX_SELECTION_KEYS = 16
 MAX_VALUE = 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bottle
 
-from actors.registry import HARNESS_PROVIDERS
+from actors.harness import provider_of
 from web import edge
 from web.edge import json_answer, refusals_as_json
 
@@ -22,7 +22,7 @@ def install(app, context) -> None:
         manifest = context.manifests.current()
         listed = edge.ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)
         providers = {entry["id"]: entry for entry in edge.ask(context.registry.providers())}
-        return json_answer({"harnesses": [with_accounts(entry, providers.get(HARNESS_PROVIDERS.get(entry["id"])))
+        return json_answer({"harnesses": [with_accounts(entry, providers.get(provider_of(entry["id"])))
                                           for entry in listed]})
 
 
