@@ -9,7 +9,8 @@ import json
 import re
 from datetime import datetime, timezone
 
-HARNESS_LABEL = {"claude-code": "Claude Code", "codex": "Codex"}
+from actors.harness import HARNESSES
+
 SUBJECT_KEYS = ("command", "file_path", "path", "pattern", "url", "description")
 SUBJECT_CHARS = 120
 
@@ -51,7 +52,8 @@ def _quoted(text: str) -> str:
 def conversation_markdown(record: dict, items: list[dict], older_left_out: bool = False) -> str:
     """``record``: the session's (title, harness, folder, start); ``items``: oldest first;
     ``older_left_out``: the conversation began before them (the export says so, first)."""
-    harness = HARNESS_LABEL.get(record.get("harness"), record.get("harness") or "the agent")
+    face = HARNESSES.get(record.get("harness"))
+    harness = face.LABEL if face is not None else record.get("harness") or "the agent"
     lines = [f"# {record.get('title') or 'Untitled conversation'}", ""]
     about = [harness, f"in `{record.get('projectRootPath')}`"]
     if record.get("createdAt"):

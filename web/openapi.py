@@ -31,7 +31,8 @@ def _body(properties: dict, required: list[str]) -> dict:
 
 
 SESSION_BODY = _body({
-    "harness": {"type": "string", "enum": ["claude-code", "codex"]},
+    "harness": {"type": "string", "description": "claude-code, codex, or the id of an ACP agent the manifest names "
+                                                 "([devtools.chat.<id>] protocol = \"acp\")"},
     "pageURL": {"type": "string"}, "target": {"type": "string", "enum": ["project", "devhost"]},
     "model": {"type": "string"}, "resumeId": {"type": "string"},
     "account": {"oneOf": [{"type": "string"}, {"type": "null"}]}}, ["harness", "pageURL", "target"])
