@@ -1,0 +1,82 @@
+"""Agents that speak ACP (the Agent Client Protocol), as devhost drives them: one package for any
+of them. The harness id is not fixed: the manifest names each agent
+(``[devtools.chat.<id>] protocol = "acp"``, ``command = [...]``, ``label = ...``), and
+``harness(AcpSpec(...))`` makes the harness module face for it — the same names claude/ and
+codex/ export (``HARNESS_ID``, ``LABEL``, ``DEFAULT_COMMAND``, ``Driver``, ``Projection``,
+``command_line``, ``mode_settings``, ...), bound to that agent.
+
+- ``protocol``: the driver (JSON-RPC frames in and out; pure translation, no I/O);
+- ``projection``: session/update and permission requests as thread items;
+- ``abilities``: what the agent advertised in ``initialize`` (and what it then did).
+
+ACP agents keep their conversations in their own stores, which devhost does not read: there are
+no ``files``, ``saved`` or ``records`` here; a saved conversation is reopened by session/load.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+from actors.harness.acp import abilities
+from actors.harness.acp.projection import AcpProjector as Projection
+from actors.harness.acp.protocol import (CLIENT_CAPABILITIES, CLIENT_INFO, PLAN_MODE, PROTOCOL_VERSION,
+                                         AcpDriver, AcpSettings, command_line, mode_settings)
+
+PROTOCOL = "acp"
+
+
+@dataclass(frozen=True)
+class AcpSpec:
+    """One ACP agent as the manifest names it. ``tested_version``: the version the tests pin,
+    for `devhostd doctor` (None: not one devhost's tests drive)."""
+    id: str
+    label: str
+    command: tuple[str, ...]
+    tested_version: str | None = None
+
+
+def find_conversation_cwd(resume_id: str, environ=None) -> str:
+    """Where a saved conversation began. ACP agents keep them in their own stores, unread by
+    devhost: the answer is "" (known to exist, folder unknown), never None, so the link asks
+    the agent itself (session/load), and a conversation it cannot load starts anew there."""
+    return ""
+
+
+def listing_command_line(command: tuple[str, ...]) -> list[str]:
+    return list(command)
+
+
+def listing_requests() -> list[dict]:
+    return [{"jsonrpc": "2.0", "id": "devhost-init", "method": "initialize",
+             "params": {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": CLIENT_CAPABILITIES,
+                        "clientInfo": CLIENT_INFO}}]
+
+
+def listing_reply(frame: dict) -> list[dict] | None:
+    """ACP names models only per session (session/new's answer): the catalog would have to open
+    a session in the agent's store to learn them, so it learns none ([]); a running session
+    reports its own (ModelInUse, ``AcpDriver.abilities.models``)."""
+    if frame.get("id") != "devhost-init" or "method" in frame:
+        return None
+    if "error" in frame:
+        error = frame["error"] if isinstance(frame["error"], dict) else {}
+        raise ValueError(f"the agent refused to initialize: {error.get('message') or 'no reason given'}")
+    return []
+
+
+def harness(spec: AcpSpec) -> types.ModuleType:
+    """The harness module face for one ACP agent (what HARNESSES maps its id to)."""
+    driver = type(f"AcpDriver_{spec.id}", (AcpDriver,), {"harness_id": spec.id, "label": spec.label})
+    face = types.ModuleType(f"actors.harness.acp[{spec.id}]", f"{spec.label}, an ACP agent (actors/harness/acp/)")
+    face.__dict__.update(
+        HARNESS_ID=spec.id, LABEL=spec.label, DEFAULT_COMMAND=tuple(spec.command), TESTED_VERSION=spec.tested_version,
+        PROTOCOL=PROTOCOL, PLAN_MODE=PLAN_MODE, Driver=driver, Projection=Projection, command_line=command_line,
+        mode_settings=mode_settings, find_conversation_cwd=find_conversation_cwd,
+        listing_command_line=listing_command_line, listing_requests=listing_requests, listing_reply=listing_reply,
+        abilities=abilities, spec=spec)
+    return face
+
+
+__all__ = ["AcpDriver", "AcpSettings", "AcpSpec", "PLAN_MODE", "PROTOCOL", "Projection", "abilities", "command_line",
+           "find_conversation_cwd", "harness", "listing_command_line", "listing_reply", "listing_requests",
+           "mode_settings"]

@@ -1,0 +1,69 @@
+"""The ACP agents the tests drive (OpenCode today), pinned in tests/peers.sh like the other peers.
+
+``opencode_env(home, mock_url)`` is the whole environment for one isolated ``opencode acp``
+run against a ``MockOpenAI`` (tests/mock_openai.py): nothing of the developer's own
+environment (keys, HOME, config dirs, proxies) gets through. OpenCode reads its config from
+``OPENCODE_CONFIG``; the provider ``mock`` is AI SDK's ``@ai-sdk/openai`` (bundled in the
+binary: nothing is installed at run time) with ``baseURL`` set to the mock, and that package
+speaks the Responses API (``POST {baseURL}/responses``), so the Codex mock serves it unchanged
+(measured with opencode-ai 1.18.33: tests/fixtures/acp/opencode/README.md).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from tests.peers import PEERS_BIN, PEERS_SH, PeersMissing
+
+# OPENCODE_BIN: another install of the same pinned version (a scratch folder while recording).
+OPENCODE = Path(os.environ.get("OPENCODE_BIN") or PEERS_BIN / "opencode")
+MODEL = "mock/gpt-5.5"  # <provider>/<model>, as OpenCode names models (session/new's configOptions)
+# OpenCode asks the model for a title of every new session with this system prompt, beside the
+# turn's own request: route it (MockOpenAI.route) so it never takes the turn's scripted reply.
+TITLE_MARKER = "You are a title generator"
+
+
+def pinned_opencode() -> str:
+    return re.search(r"^OPENCODE_VERSION=(\S+)$", PEERS_SH.read_text(), re.M).group(1)
+
+
+def require_opencode() -> None:
+    if not (OPENCODE.exists() and os.access(OPENCODE, os.X_OK)):
+        raise PeersMissing(f"{OPENCODE} is missing: install the pinned peers with `bash tests/peers.sh`.")
+
+
+def opencode_config(mock_url: str, permission: dict | None = None) -> dict:
+    """OpenCode's config for the mock: one provider, its one model the default, nothing shared
+    or updated. ``permission``: OpenCode's own rules (``{"bash": "ask", "edit": "ask"}`` makes it
+    ask through session/request_permission; its default lets both run unasked)."""
+    config = {"$schema": "https://opencode.ai/config.json", "model": MODEL, "small_model": MODEL,
+              "autoupdate": False, "share": "disabled",
+              "provider": {"mock": {"npm": "@ai-sdk/openai", "name": "Mock",
+                                    "options": {"baseURL": mock_url, "apiKey": "sk-mock"},
+                                    "models": {"gpt-5.5": {
+                                        "name": "GPT 5.5 (mock)",
+                                        # Without these OpenCode turns a prompt's image into an
+                                        # "ERROR: Cannot read" text for the model (measured).
+                                        "attachment": True,
+                                        "modalities": {"input": ["text", "image"], "output": ["text"]}}}}}}
+    if permission:
+        config["permission"] = permission
+    return config
+
+
+def opencode_env(home, mock_url: str, permission: dict | None = None) -> dict:
+    """A complete environment for ``opencode acp`` with HOME=``home``: its config written to
+    ``<home>/opencode.json`` (OPENCODE_CONFIG), every XDG folder (its sessions database among
+    them) and TMPDIR inside ``home``, the models.dev fetch and the self-update off (no network
+    but loopback)."""
+    home = Path(home)
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    config = home / "opencode.json"
+    config.write_text(json.dumps(opencode_config(mock_url, permission), indent=1))
+    return {"PATH": f"{OPENCODE.parent}:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home / "tmp"),
+            "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
+            "OPENCODE_CONFIG": str(config), "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
