@@ -35,6 +35,7 @@ from storage import core_token
 from storage.chat_store import FolderInUse, lock_folder
 from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
+from actors.harness.acp import agents_configured
 from storage.panel import PanelPositions
 from storage.panel_modes import PanelModes
 from devhostd import doctor
@@ -106,7 +107,7 @@ def main(argv=None) -> int:
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
         config = os.path.join(os.getcwd(), "devhost.toml")  # the stack of the folder devhostd starts in
     try:
-        manifests = ManifestSource(config, os.getcwd(), log=daemon_log)
+        manifests = ManifestSource(config, os.getcwd(), log=daemon_log, on_change=agents_configured)
     except ManifestError as exc:
         print(f"devhostd: {exc}", file=sys.stderr)
         return 2

@@ -17,6 +17,8 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass
 
+from actors.harness import configure_agents
+
 from actors.harness.acp import abilities
 from actors.harness.acp.projection import AcpProjector as Projection
 from actors.harness.acp.protocol import (CLIENT_CAPABILITIES, CLIENT_INFO, PLAN_MODE, PROTOCOL_VERSION,
@@ -77,6 +79,23 @@ def harness(spec: AcpSpec) -> types.ModuleType:
     return face
 
 
-__all__ = ["AcpDriver", "AcpSettings", "AcpSpec", "PLAN_MODE", "PROTOCOL", "Projection", "abilities", "command_line",
-           "find_conversation_cwd", "harness", "listing_command_line", "listing_reply", "listing_requests",
-           "mode_settings"]
+# The agents devhost's tests drive, by executable name -> the version they pin (tests/peers.sh):
+# what `devhostd doctor` compares an installed one with.
+TESTED_VERSIONS = {"opencode": "1.18.33"}
+
+
+def spec_for(agent) -> AcpSpec:
+    """The spec of an agent the manifest names (storage/manifest_agents.AcpAgent)."""
+    return AcpSpec(agent.id, agent.label, tuple(agent.command),
+                   TESTED_VERSIONS.get(agent.command[0].rsplit("/", 1)[-1]))
+
+
+def agents_configured(manifest) -> None:
+    """A manifest came into use (storage/manifest.ManifestSource ``on_change``): its ACP agents
+    are the harnesses beside the two CLIs from now on."""
+    configure_agents([harness(spec_for(agent)) for agent in manifest.agents])
+
+
+__all__ = ["TESTED_VERSIONS", "AcpDriver", "AcpSettings", "AcpSpec", "PLAN_MODE", "PROTOCOL", "Projection",
+           "abilities", "agents_configured", "command_line", "find_conversation_cwd", "harness", "listing_command_line",
+           "listing_reply", "listing_requests", "mode_settings", "spec_for"]
