@@ -14,7 +14,7 @@ def test_initialize_says_what_the_agent_can_do():
     assert found.load_session and found.images and found.embedded_context and not found.audio
     assert found.auth_methods == ("opencode-login",)
     assert found.record() == {"loadSession": True, "images": True, "audio": False, "embeddedContext": True,
-                              "agent": {"name": "OpenCode", "version": "1.18.33"}}
+                              "seen": {}, "agent": {"name": "OpenCode", "version": "1.18.33"}}
 
 
 def test_session_new_gives_models_and_modes_by_config_options():
@@ -53,3 +53,14 @@ def test_updates_change_the_current_values():
     assert ab.with_mode(found, "plan").mode == "plan"
     commands = agent_frames("basic")[2]["params"]["update"]["availableCommands"]
     assert "review" in ab.with_commands(found, commands).commands
+
+
+def test_what_the_agent_is_seen_doing_is_recorded_beside_what_it_advertised():
+    found = ab.observed(ab.observed(advertised(), "cancel", True), "images", False)
+    assert found.record()["seen"] == {"cancel": True, "images": False}
+    assert found.images  # seen refusing once is a sighting; `did` is what takes the ability back
+    # The last sight wins; the same sight again changes nothing.
+    again = ab.observed(found, "cancel", False)
+    assert again.record()["seen"] == {"cancel": False, "images": False}
+    assert ab.observed(again, "cancel", False) is again
+    assert set(ab.OBSERVED) == {"loadSession", "images", "cancel", "permissionRequests"}

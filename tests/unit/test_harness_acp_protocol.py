@@ -102,8 +102,20 @@ def test_a_prompt_is_taken_up_at_its_first_update_and_ends_with_its_answer():
     assert effects_of(run.effects, fx.MessageSettled) == [fx.MessageSettled("m4")]
     assert dict(effects_of(run.effects, fx.Usage)[0].fields)["totalTokens"] == 120
     assert run.driver.waiting == set()
-    slash = dict(effects_of(run.effects, fx.Facts)[0].fields)["slashCommands"]
-    assert "init" in slash and "review" in slash
+    facts = {key: value for effect in effects_of(run.effects, fx.Facts) for key, value in effect.fields}
+    assert "init" in facts["slashCommands"] and "review" in facts["slashCommands"]
+
+
+def test_the_chat_hears_what_the_agent_advertised_once_and_again_when_it_is_seen_doing_more():
+    run = replay("basic")
+    told = [dict(effect.fields)["abilities"] for effect in effects_of(run.effects, fx.Facts)
+            if "abilities" in dict(effect.fields)]
+    assert told[0]["loadSession"] is True and told[0]["seen"] == {}
+    assert len(told) == len({repr(t) for t in told})  # each told once, when it changed
+    run = replay("permission_allow", answer="allow")
+    told = [dict(effect.fields)["abilities"] for effect in effects_of(run.effects, fx.Facts)
+            if "abilities" in dict(effect.fields)]
+    assert told[-1]["seen"] == {"permissionRequests": True}
 
 
 def test_a_permission_request_opens_an_approval_and_allow_sends_the_allow_once_option():

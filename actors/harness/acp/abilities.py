@@ -47,11 +47,15 @@ class Abilities:
     mode: str | None = None
     mode_selector: Selector | None = None
     commands: tuple[str, ...] = ()  # available_commands_update's names
+    # What the agent was seen to do, by ability (OBSERVED's keys): True done as asked, False
+    # not; absent until it came up. Beside what it advertised, never instead of it.
+    seen: tuple[tuple[str, bool], ...] = ()
 
     def record(self) -> dict:
-        """The abilities as the chat's info records them (only what is known)."""
+        """The abilities as the chat's info records them (only what is known): ``advertised``
+        what initialize said, ``seen`` what it then did (OBSERVED)."""
         out = {"loadSession": self.load_session, "images": self.images, "audio": self.audio,
-               "embeddedContext": self.embedded_context}
+               "embeddedContext": self.embedded_context, "seen": dict(self.seen)}
         if self.agent_name:
             out["agent"] = {"name": self.agent_name, **({"version": self.agent_version} if self.agent_version else {})}
         if self.models:
@@ -143,6 +147,24 @@ def with_commands(abilities: Abilities, commands) -> Abilities:
     names = tuple(c["name"] for c in commands if isinstance(c, dict) and isinstance(c.get("name"), str)) \
         if isinstance(commands, list) else ()
     return replace(abilities, commands=names)
+
+
+# What an agent can be seen doing, and what each means when seen (True) or not (False).
+OBSERVED = {
+    "loadSession": "session/load reopened a saved conversation (False: it failed)",
+    "images": "a prompt with an image was taken (False: refused)",
+    "cancel": "session/cancel ended the prompt as cancelled (False: it ran on to its end)",
+    "permissionRequests": "it asked permission through session/request_permission",
+}
+
+
+def observed(abilities: Abilities, what: str, done: bool) -> Abilities:
+    """The agent was seen doing ``what`` (an OBSERVED key) or failing to: the last sight wins."""
+    seen = dict(abilities.seen)
+    if seen.get(what) is done:
+        return abilities
+    seen[what] = done
+    return replace(abilities, seen=tuple(sorted(seen.items())))
 
 
 def did(abilities: Abilities, what: str) -> Abilities:

@@ -126,6 +126,7 @@ class AcpDriver:
         self.waiting: set[str] = set()  # messages written or held, not yet taken up
         self.skills = None  # ACP lists no skills: the chat's folder answers (actors/chat/skills.py)
         self.dropped: deque = deque(maxlen=DROPPED_KEPT)  # why a frame was not read, newest last
+        self._told_abilities: dict | None = None  # the abilities record the chat last heard
 
     # ---- frames devhostd writes ------------------------------------------------------------------
 
@@ -283,7 +284,16 @@ class AcpDriver:
     def read(self, frame) -> tuple[bool, list, list]:
         """The one reading of a frame: (keep in history, effects for the link, operations for
         the thread). A frame that is not JSON-RPC as ACP has it is dropped with its reason
-        (``dropped``), never raised."""
+        (``dropped``), never raised. When what the agent can do changed with it (advertised or
+        seen), the chat's info hears it (``abilities``)."""
+        keep, effects, operations = self._read(frame)
+        record = self.abilities.record() if self.abilities.protocol_version is not None else None
+        if record is not None and record != self._told_abilities:
+            self._told_abilities = record
+            effects = [*effects, fx.Facts((("abilities", record),))]
+        return keep, effects, operations
+
+    def _read(self, frame) -> tuple[bool, list, list]:
         if not isinstance(frame, dict):
             return self._drop(f"not a JSON object: {type(frame).__name__}")
         method = frame.get("method")
@@ -355,6 +365,7 @@ class AcpDriver:
                                                     for o in options):
             self.dropped.append("session/request_permission without options")
             return False, [fx.Write((self._refuse(request_id, -32602, "a permission request needs options"),))], []
+        self.abilities = ab.observed(self.abilities, "permissionRequests", True)
         chosen = allows_itself(self.settings, params, self._root, self._cwd)
         if chosen is not None:
             # The mode lets it through: answered here, nobody asked.
@@ -407,6 +418,7 @@ class AcpDriver:
         self._loading = False
         if error is not None:
             if method == "session/load":
+                self.abilities = ab.observed(self.abilities, "loadSession", False)
                 if error.get("code") == -32601:
                     self.abilities = ab.did(self.abilities, "load-refused")
                 # The saved conversation cannot be opened: a new one, and the messages go there.
@@ -420,6 +432,8 @@ class AcpDriver:
             return self._start_failed(f"{self.label} answered {method} without a session id")
         self.session_id = session
         self.abilities = ab.with_session(self.abilities, result)
+        if method == "session/load":
+            self.abilities = ab.observed(self.abilities, "loadSession", True)
         found: list = [fx.NativeSession(session), fx.Ready(tuple(k for k, v in (
             ("loadSession", self.abilities.load_session), ("image", self.abilities.images)) if v))]
         if self.abilities.model:
@@ -462,7 +476,7 @@ class AcpDriver:
         self._asked.clear()
         if error is not None:
             if context.get("images") and error.get("code") == -32602:
-                self.abilities = ab.did(self.abilities, "image-refused")
+                self.abilities = ab.did(ab.observed(self.abilities, "images", False), "image-refused")
             if not self._prompt_started:
                 found = [fx.Delivery(message_id, "error", f"{self.label} refused the message: {message}")]
                 self.waiting.discard(message_id)
@@ -472,6 +486,10 @@ class AcpDriver:
             usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
             found.append(fx.Usage(tuple((k, v) for k, v in usage.items()
                                         if isinstance(v, int) and not isinstance(v, bool))))
+            if context.get("images"):
+                self.abilities = ab.observed(self.abilities, "images", True)
+            if interrupting:
+                self.abilities = ab.observed(self.abilities, "cancel", reason == "cancelled")
             if reason == "cancelled":
                 ended = fx.TurnEnded(interrupted=True) if interrupting else \
                     fx.TurnEnded(error=f"{self.label} cancelled the turn")
