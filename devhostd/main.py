@@ -37,7 +37,6 @@ from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
 from storage.panel import PanelPositions
 from storage.panel_modes import PanelModes
-from devhostd import doctor
 from devhostd.port_probe import cannot_listen_message
 from web import hub_monitor, security, server as web_server
 from web.app import Context
@@ -94,6 +93,7 @@ def main(argv=None) -> int:
         return 2
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["doctor"]:
+        from devhostd import doctor
         return doctor.main(argv[1:], default_state_dir())
     if argv[:1] == ["visual"]:
         from devhostd import visual_publish
