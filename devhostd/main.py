@@ -102,6 +102,8 @@ def main(argv=None) -> int:
         from devhostd import page_command
         return page_command.main(argv[1:], default_state_dir())
     args = parse_args(argv)
+    # Whether devhostd runs from its own git checkout asks git: it answers while the rest starts.
+    source_root = gevent.spawn(development_source_root, CODE_DIR)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
         config = os.path.join(os.getcwd(), "devhost.toml")  # the stack of the folder devhostd starts in
@@ -164,7 +166,7 @@ def main(argv=None) -> int:
     context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
                       panels=PanelPositions(state_dir), panel_modes=PanelModes(state_dir, RUNTIME_MODES),
                       address=args.host, port=port,
-                      source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
+                      source_root=source_root.get(), core_clients=core_clients, core_auth=core_auth)
     web_server.serve(server, context, started)
 
     watcher = gevent.spawn(_watch_manifest, manifests)
