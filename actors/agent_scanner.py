@@ -22,7 +22,6 @@ import gevent
 import pykka
 
 from actors.agents import rows as agent_rows
-from actors.agents.activity import Watch
 from actors.agents.events import encode
 from actors.agents.scan import Scanner, ScanResult
 from actors.chatlog import daemon_log
@@ -47,7 +46,7 @@ class AgentScanner(pykka.ThreadingActor):
         self._last: ScanResult | None = None
         self._last_at = 0.0
         self._scans = 0
-        self._watches: dict[int, Watch] = {}
+        self._watches: dict = {}  # watch id -> actors.agents.activity.Watch
         self._next_watch = 0
         self._ticker: gevent.Greenlet | None = None
         self._poll_queued = False
@@ -85,6 +84,7 @@ class AgentScanner(pykka.ThreadingActor):
     def watch(self, directory: str, sink) -> int:
         result = self._scan(WATCH_FRESH_SECONDS)
         self._next_watch += 1
+        from actors.agents.activity import Watch  # at the first stream: the transcripts' parsers
         watch = Watch(directory, sink)
         watch.start(result.agents, result.errors)
         self._watches[self._next_watch] = watch

@@ -20,7 +20,6 @@ import gevent
 import gevent.event
 import pykka
 
-from actors.chat import Chat
 from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
@@ -28,10 +27,8 @@ from actors.harness import BUILT_IN, HARNESS_PROVIDERS, HARNESSES, PROVIDERS
 from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
-from actors.provider_list import provider_list
 from storage.accounts import LastPicked, account_env, home_of, unknown_account
 from storage.chat_store import ChatStore, ChatUnreadable
-from actors.harness.saved import resume_folder, transcript_items
 
 ASK = 10.0
 
@@ -302,6 +299,7 @@ class Registry(pykka.ThreadingActor):
     def providers(self) -> list[dict]:
         """provider.list: each CLI, whether it is found, its accounts and whether each is signed in
         (files looked at on the threadpool; no CLI is run)."""
+        from actors.provider_list import provider_list  # at first use, as Chat (see _start)
         return on_threadpool(provider_list, self._accounts(), {p: self._last_picked.get(p) for p in PROVIDERS},
                              {p: self._command(HARNESSES[h]) for p, h in PROVIDERS.items()}, self._environment,
                              {p: HARNESSES[h].LABEL for p, h in PROVIDERS.items() if h not in BUILT_IN})
@@ -398,6 +396,7 @@ class Registry(pykka.ThreadingActor):
         if _out_of_file_descriptors():
             raise ChatError("unavailable", "devhostd has no file descriptors left: close some sessions, or raise "
                                            "its limit (ulimit -n) and restart it")
+        from actors.chat import Chat  # at the first chat: most of the daemon's code, none of it needed to start
         return Chat.start(accounts=self._accounts, **options)
 
     def _register(self, chat_id: str, ref) -> None:
@@ -442,6 +441,7 @@ def _read_saved(registry, harness, request: tuple, with_items: bool, environment
                 answer: gevent.event.AsyncResult) -> None:
     """In a greenlet of its own: the saved conversation's folder (and its transcript, when no
     chat holds it yet), read on the hub's threadpool, then told to the registry."""
+    import actors.harness.saved  # noqa: F401 - at first use, as Chat (see Registry._start); here, not on the threadpool
     try:
         saved = on_threadpool(_saved, harness, request[0], request[3], with_items, environment)
     except Exception as exc:  # an unreadable file is the page's answer, and a bug
@@ -454,6 +454,7 @@ def _saved(harness, root: str, resume_id: str, with_items: bool,
            environment: dict) -> tuple[str | None, str | None, list | None]:
     """(where the conversation ran, realpath'd, or None when it is not saved; the folder in
     ``root`` its CLI resumes in; its transcript's items, when asked)."""
+    from actors.harness.saved import resume_folder, transcript_items
     cwd = harness.find_conversation_cwd(resume_id, environment)
     if cwd is None:
         return None, None, None

@@ -38,7 +38,6 @@ from storage.manifest import ManifestError, ManifestSource
 from actors.harness.acp import agents_configured
 from storage.panel import PanelPositions
 from storage.panel_modes import PanelModes
-from devhostd import doctor
 from devhostd.port_probe import cannot_listen_message
 from web import hub_monitor, security, server as web_server
 from web.app import Context
@@ -95,6 +94,7 @@ def main(argv=None) -> int:
         return 2
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["doctor"]:
+        from devhostd import doctor
         return doctor.main(argv[1:], default_state_dir())
     if argv[:1] == ["visual"]:
         from devhostd import visual_publish
@@ -103,6 +103,8 @@ def main(argv=None) -> int:
         from devhostd import page_command
         return page_command.main(argv[1:], default_state_dir())
     args = parse_args(argv)
+    # Whether devhostd runs from its own git checkout asks git: it answers while the rest starts.
+    source_root = gevent.spawn(development_source_root, CODE_DIR)
     config = args.config
     if config is None and os.path.isfile(os.path.join(os.getcwd(), "devhost.toml")):
         config = os.path.join(os.getcwd(), "devhost.toml")  # the stack of the folder devhostd starts in
@@ -165,7 +167,7 @@ def main(argv=None) -> int:
     context = Context(manifests=manifests, registry=registry.proxy(), catalog=catalog.proxy(), visuals=visuals.proxy(),
                       panels=PanelPositions(state_dir), panel_modes=PanelModes(state_dir, RUNTIME_MODES),
                       address=args.host, port=port,
-                      source_root=development_source_root(CODE_DIR), core_clients=core_clients, core_auth=core_auth)
+                      source_root=source_root.get(), core_clients=core_clients, core_auth=core_auth)
     web_server.serve(server, context, started)
 
     watcher = gevent.spawn(_watch_manifest, manifests)

@@ -8,18 +8,18 @@
   ``/__devhost__/ws/agents/activity`` answer only on the control origin: transcripts must never
   reach an origin that application scripts share, so any routed hostname gets 403.
 
-The AgentScanner actor is started by ``start`` (and stopped by the daemon before the core
-actors); the routes ask it, with a timeout, at the edge.
+The AgentScanner actor is started at the first ask of it (its scanners are imported then, not
+at the daemon's start) and stopped with the daemon's remaining actors; the routes ask it, with a
+timeout, at the edge.
 """
 from __future__ import annotations
 
 import os
 
 import bottle
+import gevent.lock
 
 from actors import proctree
-from actors.agent_scanner import AgentScanner
-from actors.agents import rows as agent_rows
 from actors.chatlog import daemon_log
 from web import edge
 from web.app import Endpoint
@@ -40,9 +40,8 @@ class AgentsExtension:
 
     def start(self, context) -> dict:
         self.context = context
-        ref = AgentScanner.start()
-        ref.proxy().ping().get(timeout=10)  # a failing on_start surfaces at boot
-        return {self.name: ref}
+        context.actors[self.name] = StartedAtFirstUse(_start_scanner)
+        return {}
 
     def install(self, app) -> None:
         context = app.context
@@ -53,6 +52,29 @@ class AgentsExtension:
 
 
 EXTENSION = AgentsExtension()
+
+
+def _start_scanner():
+    from actors.agent_scanner import AgentScanner
+    ref = AgentScanner.start()
+    ref.proxy().ping().get(timeout=10)  # a failing on_start surfaces at its first ask
+    return ref.proxy()
+
+
+class StartedAtFirstUse:
+    """An actor's proxy that starts the actor (``start()`` -> its proxy) at its first use."""
+
+    def __init__(self, start):
+        self._start = start
+        self._proxy = None
+        self._starting = gevent.lock.Semaphore()  # two first asks start one actor
+
+    def __getattr__(self, name):
+        if self._proxy is None:
+            with self._starting:
+                if self._proxy is None:
+                    self._proxy = self._start()
+        return getattr(self._proxy, name)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -104,6 +126,7 @@ def install_routes(app: bottle.Bottle, context) -> None:
                 background = {proctree.tag_id(record["chatId"]): record.get("background", 0) for record in records}
             except Exception:  # noqa: BLE001 - the host is busy or stopping: the scan's own reading stands
                 statuses, background = {}, {}
+        from actors.agents import rows as agent_rows
         answer = {"agents": agent_rows.refine(found["rows"], statuses, background)}
         if found["error"]:
             answer["error"] = found["error"]

@@ -20,15 +20,34 @@ import pykka
 from storage.manifest import ManifestSource
 from storage.panel import PanelPositions
 from web import edge, security
-from web.chat_socket import serve_chat_socket
 from web.control_page import plain_page
 from web.edge import Refusal, json_answer, request_hostname
-from web.log_socket import serve_log_socket
 from web.routes import changes, compose, conversations, harnesses, panel, sessions, stack
-from web.thread_socket import parse_history_limit, parse_since, serve_thread_socket
-from web.visual_pages import serve_visual
 
 ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose, changes)
+
+# The sockets' and the visuals origin's modules (most of web/ and what they import of actors/)
+# are imported at their first request, not at start: the functions below stand for them.
+
+
+def serve_chat_socket(*args):
+    from web.chat_socket import serve_chat_socket
+    return serve_chat_socket(*args)
+
+
+def serve_thread_socket(*args):
+    from web.thread_socket import serve_thread_socket
+    return serve_thread_socket(*args)
+
+
+def serve_log_socket(*args):
+    from web.log_socket import serve_log_socket
+    return serve_log_socket(*args)
+
+
+def serve_visual(*args):
+    from web.visual_pages import serve_visual
+    return serve_visual(*args)
 
 
 @dataclass
@@ -243,6 +262,7 @@ def _chat_for_socket(context: Context, environ, thread: bool = False):
     if not session_id:
         raise Refusal(400, "sessionId is required in the WebSocket address")
     if thread:
+        from web.thread_socket import parse_history_limit, parse_since
         if request_hostname(context, environ) is None:
             raise Refusal(403, "the thread socket belongs to a routed page: connect from the page's own hostname")
         try:

@@ -17,9 +17,8 @@ import bottle
 
 from web import edge
 from web.edge import Refusal, json_answer, refusals_as_json
-from web.module_fetch import module_map, same_origin
-from web.proxy.upstream import Upstream
-from web.source_maps import Invalid, file_of, parse_positions, source_file
+# The source maps' reader (symbolic) and the module fetcher are imported at the first locate:
+# the daemon's start needs only the route (see install).
 
 LOCATE_BUDGET = 10.0  # seconds of reading modules for one request (each read is bounded too)
 
@@ -30,6 +29,8 @@ def install(app: bottle.Bottle, context) -> None:
     @app.post("/__devhost__/page/locate")
     @refusals_as_json
     def locate_route():
+        from web.proxy.upstream import Upstream
+        from web.source_maps import Invalid, parse_positions
         hostname = edge.request_hostname(context, request.environ)
         if hostname is None:
             raise Refusal(403, "positions are located for a routed page: ask on the page's own hostname")
@@ -45,10 +46,13 @@ def install(app: bottle.Bottle, context) -> None:
                                                 service.root if service is not None else checkout, checkout)})
 
 
-def locate(positions: list[dict], upstream: Upstream | None, page_origin: str, host_header: str, dev_root: str,
+def locate(positions: list[dict], upstream, page_origin: str, host_header: str, dev_root: str,
            checkout: str) -> list[dict | None]:
     """Each position as ``{file, line, column?}`` of the checkout, or None. ``dev_root``: the
-    folder the dev server serves (the service's root), which root-relative paths start from."""
+    folder the dev server serves (the service's root), which root-relative paths start from.
+    ``upstream``: the service's (web/proxy/upstream.Upstream), or None."""
+    from web.module_fetch import module_map, same_origin
+    from web.source_maps import file_of, source_file
     maps: dict[str, object] = {}
     answer = []
     deadline = time.monotonic() + LOCATE_BUDGET

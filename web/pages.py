@@ -17,9 +17,6 @@ import bottle
 
 from web.page_loop import record_proxy_failure
 from web.proxy.injection import PANEL_SCRIPT
-from web.proxy.relay import forward
-from web.proxy.tunnel import answer as answer_upgrade
-from web.proxy.tunnel import tunnel_websocket
 from web.proxy.upstream import Upstream
 from web.reload_hold import ReloadHolds
 
@@ -138,6 +135,7 @@ def routed_pages(context, control_page):
                          f"{hostname} is no longer a routed service of this stack.", panel=False,
                          head=environ.get("REQUEST_METHOD") == "HEAD")
         if service.upstream:
+            from web.proxy.relay import forward  # at the first proxied request: the relay and its decoders
             upstream = Upstream.parse(service.upstream)
 
             def error_page(status, message, close=False):
@@ -189,6 +187,8 @@ def app_socket(app, handler, holds=None) -> None:
     environ = handler.environ
     # The pre-upgrade check is bypassed for these, so the Host rule is applied here. Origin is
     # the app's business outside /__devhost__/: it is passed on for the app to judge.
+    from web.proxy.tunnel import answer as answer_upgrade  # at the first app socket, as the relay
+    from web.proxy.tunnel import tunnel_websocket
     refusal = app.refusal(environ)
     if refusal:
         answer_upgrade(handler, *refusal)

@@ -19,7 +19,10 @@ EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION, page_loop.EXTENSION]
 
 def listen(host: str, port: int) -> WSGIServer:
     """A server bound to host:port that serves nothing yet; OSError when it cannot listen."""
-    server = WSGIServer((host, port), None, handler_class=DevhostHandler, log=None, error_log=_ErrorLog())
+    # SERVER_NAME is the address itself: gevent would otherwise look up its name (a reverse DNS
+    # query, and the resolver's start, before the first answer); every request carries a Host.
+    server = WSGIServer((host, port), None, handler_class=DevhostHandler, log=None, error_log=_ErrorLog(),
+                        environ={"SERVER_NAME": host})
     server.init_socket()
     return server
 

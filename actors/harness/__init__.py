@@ -3,16 +3,44 @@ holding the CLI's protocol, its files and transcripts, and what the agents scann
 formats; and the ACP agents the manifest names (acp/: one package serves them all). None of it
 is an actor.
 
-The three tables below are kept in place (``configure_agents`` changes their contents, never
-the objects): modules hold them by name, and a manifest edited while devhostd runs adds or
-takes away an agent for every one of them at once.
+``HARNESSES`` maps each harness id to its face: a built-in CLI's package, imported at its first
+use (a harness's protocol and projection are most of the daemon's code, and nothing needs them
+to start: the daemon's first answer comes before any CLI is run), or an ACP agent's face. The
+tables here are kept in place (``configure_agents`` changes their contents, never the objects):
+modules hold them by name, and a manifest edited while devhostd runs adds or takes away an
+agent for every one of them at once.
 """
-from actors.harness import claude, codex
+from __future__ import annotations
 
-BUILT_IN = {claude.HARNESS_ID: claude, codex.HARNESS_ID: codex}
-HARNESSES = dict(BUILT_IN)  # harness id -> its face (a module, or an ACP agent's AcpHarness)
-PROVIDERS = {"claude": claude.HARNESS_ID, "codex": codex.HARNESS_ID}  # the core's provider names -> harness ids
+import importlib
+from collections.abc import Mapping
+
+# Each built-in package's HARNESS_ID -> its name here; in this order wherever harnesses are listed.
+BUILT_IN = {"claude-code": "claude", "codex": "codex"}
+PROVIDERS = {"claude": "claude-code", "codex": "codex"}  # the core's provider names -> harness ids
 HARNESS_PROVIDERS = {harness: provider for provider, harness in PROVIDERS.items()}
+
+
+class _Harnesses(Mapping):
+    """harness id -> its face: the built-in CLIs first (each package imported when first looked
+    up), then the manifest's ACP agents in the manifest's order."""
+
+    def __init__(self):
+        self.agents: dict = {}
+
+    def __getitem__(self, harness_id: str):
+        if harness_id in BUILT_IN:
+            return importlib.import_module(f"actors.harness.{BUILT_IN[harness_id]}")
+        return self.agents[harness_id]
+
+    def __iter__(self):
+        return iter([*BUILT_IN, *self.agents])
+
+    def __len__(self) -> int:
+        return len(BUILT_IN) + len(self.agents)
+
+
+HARNESSES = _Harnesses()
 
 
 def provider_of(harness_id: str) -> str:
@@ -21,14 +49,14 @@ def provider_of(harness_id: str) -> str:
 
 
 def configure_agents(faces) -> None:
-    """The manifest's ACP agents (each an AcpHarness, actors/harness/acp) become harnesses beside
-    the two CLIs, and providers of the core under the same id; those it no longer names go. A
-    chat already open on one keeps the face it holds until it closes."""
-    for harness_id in [h for h in HARNESSES if h not in BUILT_IN]:
-        del HARNESSES[harness_id]
+    """The manifest's ACP agents (each a face made by actors/harness/acp ``harness``) become
+    harnesses beside the two CLIs, and providers of the core under the same id; those it no
+    longer names go. A chat already open on one keeps the face it holds until it closes."""
+    for harness_id in list(HARNESSES.agents):
         PROVIDERS.pop(harness_id, None)
         HARNESS_PROVIDERS.pop(harness_id, None)
+    HARNESSES.agents.clear()
     for face in faces:
-        HARNESSES[face.HARNESS_ID] = face
+        HARNESSES.agents[face.HARNESS_ID] = face
         PROVIDERS[face.HARNESS_ID] = face.HARNESS_ID
         HARNESS_PROVIDERS[face.HARNESS_ID] = face.HARNESS_ID

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import bottle
 
 from actors.guard import spawn_logged
 from web.app import Endpoint
 from web.core.later import Later, settled
-from web.core.service import CoreService
 from web.core.wire import encode, encode_answer
 from web.edge import Refusal, json_answer
 from web.sinks import SocketSink
 from web.sockets import SocketRoute, frame
 from web.websocket import MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from web.core.service import CoreService
 
 MAX_REQUEST_BYTES = 15 << 20  # a message with 10 MiB of attachments, base64, fits
 NOT_JSON = {"id": None, "ok": False, "error": {"code": "bad-request", "message": "a request must be JSON"}}
@@ -76,17 +79,27 @@ class CoreExtension:
     The chats themselves are the registry's, which the daemon's main starts."""
 
     def __init__(self):
-        self.service = None
+        self._context = None
+        self._service = None
 
     def start(self, context):
-        self.service = CoreService(context.registry, context.core_clients, context.visuals)
+        self._context = context
         return {}
+
+    @property
+    def service(self) -> CoreService | None:
+        """The core's requests, made at the first (the service and its request families are
+        imported then, not at start); None when the extension was not started."""
+        if self._service is None and self._context is not None:
+            from web.core.service import CoreService
+            context = self._context
+            self._service = CoreService(context.registry, context.core_clients, context.visuals)
+            self._service.pages = context.actors.get("pageMemory")  # started after the core (web/page_loop.py)
+        return self._service
 
     def install(self, app):
         context = app.context
         auth = context.core_auth
-        if self.service is not None:  # started after the core (web/page_loop.py)
-            self.service.pages = context.actors.get("pageMemory")
 
         def control_only(environ):
             """The caller of a request on the control origin that carries a good token."""

@@ -11,10 +11,8 @@ import gevent.event
 from actors.harness.modes import SESSION_DEFAULT
 from actors.harness_catalog import command_for, unavailable
 from storage.manifest import HARNESS_IDS
-from actors.harness.saved import saved_conversations
 from web import command_rules as rules
 from web import edge
-from web.commands import check_model
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
 
 RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
@@ -45,6 +43,7 @@ def install(app, context) -> None:
         model = body.get("model")
         if model is not None:
             try:
+                from web.commands import check_model  # at first use: the sockets' command parser
                 model = check_model(model) or None
             except ValueError as exc:
                 raise Refusal(400, str(exc)) from None
@@ -82,6 +81,7 @@ def install(app, context) -> None:
         directory = directory_from_query()
         held = {record.get("nativeSessionId") for record in edge.ask(context.registry.sessions(directory))}
         # File work on the hub's threadpool: reading many transcripts never holds the hub.
+        from actors.harness.saved import saved_conversations  # at first use: the CLIs' transcript readers
         found = gevent.get_hub().threadpool.apply(saved_conversations, (directory, dict(os.environ),
                                                                         context.manifests.current().accounts))
         return json_answer({"conversations": [c for c in found if c["nativeSessionId"] not in held]})
