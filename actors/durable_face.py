@@ -130,10 +130,10 @@ class DurableFace:
 
     def report(self, facts: dict) -> None:
         """What the CLI reported (core/facts): the model it uses, its slash commands, the
-        context's use and window, and the cost (a process's running total, added to the
+        context's use and window, an ACP agent's abilities, and the cost (a process's running total, added to the
         chat's from earlier processes). Nothing it did not report is set."""
         info, usage = self.info, self.info["usage"]
-        before = (info.get("model"), list(info.get("slashCommands") or []), dict(usage))
+        before = (info.get("model"), list(info.get("slashCommands") or []), dict(usage), info.get("abilities"))
         if isinstance(facts.get("model"), str):
             info["model"] = facts["model"]
         if "slashCommands" in facts:
@@ -143,7 +143,9 @@ class DurableFace:
                 usage[key] = facts[key]
         if "costTotalUsd" in facts:
             usage["costUsd"] = round(self._cost_base + facts["costTotalUsd"], 6)
-        if (info.get("model"), list(info.get("slashCommands") or []), dict(usage)) != before:
+        if isinstance(facts.get("abilities"), dict):  # an ACP agent's, advertised and seen
+            info["abilities"] = facts["abilities"]
+        if (info.get("model"), list(info.get("slashCommands") or []), dict(usage), info.get("abilities")) != before:
             self.emit(self.thread.refresh_info())
 
     def project(self, ops: list[tuple], effects: list, native_id: str | None) -> bool:

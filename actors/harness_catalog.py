@@ -56,6 +56,8 @@ class HarnessCatalog(pykka.ThreadingActor):
         if cached and time.monotonic() < cached[0]:
             return cached[1]
         entry = {"id": module.HARNESS_ID, "label": module.LABEL, "available": False, "models": []}
+        if getattr(module, "PROTOCOL", None):  # an ACP agent the manifest names
+            entry["protocol"] = module.PROTOCOL
         executable = executable_for(command, self._environment)
         if executable is None:
             entry["error"] = missing_cli_message(module, command)

@@ -27,6 +27,7 @@ from actors.harness import BUILT_IN, HARNESS_PROVIDERS, HARNESSES, PROVIDERS
 from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
+from storage.agent_abilities import AgentAbilities
 from storage.accounts import LastPicked, account_env, home_of, unknown_account
 from storage.chat_store import ChatStore, ChatUnreadable
 
@@ -58,6 +59,7 @@ class Registry(pykka.ThreadingActor):
         self._store = ChatStore(data_dir)
         self._accounts = accounts or (lambda: {})  # the manifest's accounts, as it is now (storage/accounts.py)
         self._last_picked = LastPicked(data_dir)  # the account a new chat of each provider gets
+        self._agent_abilities = AgentAbilities(data_dir)  # what each ACP agent was measured to do
         self._clients = clients
         self._commands = commands or (lambda: {})  # harness id -> command, from the manifest
         self._resuming_on = resuming_on  # [core] settings: a bool, or a callable each chat asks at every use
@@ -295,6 +297,20 @@ class Registry(pykka.ThreadingActor):
                 on_threadpool(self._last_picked.save)
             except OSError as exc:  # the pick holds until a restart; the person's chats go on
                 daemon_log(f"the last picked account could not be saved in {self._last_picked.path}: {exc}")
+
+    @guarded
+    def agent_measured(self, harness_id: str, abilities: dict) -> None:
+        """An ACP agent's session reported what it can do (told by its chat): kept on disk, for
+        the harness listing's models and `devhostd doctor`."""
+        if self._agent_abilities.measured(harness_id, abilities):
+            try:
+                on_threadpool(self._agent_abilities.save)
+            except OSError as exc:  # kept in memory until a restart; the chats go on
+                daemon_log(f"an agent's abilities could not be saved in {self._agent_abilities.path}: {exc}")
+
+    def agents_measured(self) -> dict:
+        """harness id -> what its sessions measured (storage/agent_abilities.py)."""
+        return self._agent_abilities.all()
 
     def providers(self) -> list[dict]:
         """provider.list: each CLI, whether it is found, its accounts and whether each is signed in

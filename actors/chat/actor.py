@@ -424,9 +424,12 @@ class Chat(pykka.ThreadingActor):
             self._disarm_heartbeat()  # (a queued message's turn goes on: its heartbeat too)
 
     def link_facts(self, facts: dict) -> None:
-        """What the CLI reported of its session goes into the info, as reported."""
+        """What the CLI reported of its session goes into the info, as reported; an ACP agent's
+        abilities are the registry's to keep too (measured once, for every later listing)."""
         if not self.durable.record.frozen:
             self.durable.report(facts)
+        if "abilities" in facts and self._registry is not None:
+            tell(self._registry, "agent_measured", self.harness.HARNESS_ID, facts["abilities"])
 
     def link_skills(self, listed: tuple | None) -> None:
         self.skills.reported(listed)

@@ -88,3 +88,9 @@ def test_a_turn_streams_the_agents_text_into_the_thread_and_ends_done(opencode):
     assert [item.get("text") for item in texts] == ["Hello from OpenCode."]
     assert "say hello" in mock_openai.message_text(turn_requests(mock)[-1])
     assert tagged_processes("acp1")  # the agent lives on for the next message
+    # What it advertised is the chat's, and the registry's to keep for the listing and doctor.
+    abilities = chat.info().get(timeout=ASK)["abilities"]
+    assert abilities["loadSession"] is True and abilities["agent"]["name"] == "OpenCode"
+    assert "mock/gpt-5.5" in {model["id"] for model in abilities["models"]}
+    kept = registry.agents_measured().get(timeout=ASK)["opencode"]
+    assert kept["agent"] == abilities["agent"] and kept["measuredAt"] > 0

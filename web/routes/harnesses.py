@@ -22,8 +22,23 @@ def install(app, context) -> None:
         manifest = context.manifests.current()
         listed = edge.ask(context.catalog.harnesses(manifest.commands, directory), MODELS_TIMEOUT)
         providers = {entry["id"]: entry for entry in edge.ask(context.registry.providers())}
-        return json_answer({"harnesses": [with_accounts(entry, providers.get(provider_of(entry["id"])))
+        measured = edge.ask(context.registry.agents_measured())
+        return json_answer({"harnesses": [with_accounts(with_measured(entry, measured.get(entry["id"])),
+                                                        providers.get(provider_of(entry["id"])))
                                           for entry in listed]})
+
+
+def with_measured(entry: dict, abilities: dict | None) -> dict:
+    """An ACP agent's entry with what its sessions measured (storage/agent_abilities.py): its
+    abilities, and its models where the listing learned none (ACP names models only inside a
+    session, and the listing opens none: it would leave an empty conversation in the agent's own
+    history each time). Before its first session an agent lists no models: it runs its own
+    default."""
+    if abilities is None:
+        return entry
+    models = entry["models"] or [{"id": m["id"], "label": m.get("label") or m["id"], "description": ""}
+                                 for m in abilities.get("models") or [] if isinstance(m, dict) and "id" in m]
+    return {**entry, "models": models, "abilities": {k: v for k, v in abilities.items() if k != "models"}}
 
 
 def with_accounts(entry: dict, provider: dict | None) -> dict:
