@@ -22,10 +22,12 @@ from urllib.parse import urlsplit
 from gevent import subprocess
 
 from actors.harness import HARNESSES
+from actors.harness.acp import agents_configured
 from actors.provider_list import LABELS, signed_in as account_signed_in
 from actors.harness_catalog import ModelListError, command_for, executable_for, list_models, missing_cli_message
 from storage import core_token
 from storage.accounts import HOME_VARIABLES
+from storage.agent_abilities import AgentAbilities
 from storage.manifest import ManifestError, ManifestSource
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -102,8 +104,9 @@ def signed_in(harness_id: str, frames: list[dict], env: dict) -> tuple[str, str]
     return FAIL, "not signed in: run `codex login`, or set OPENAI_API_KEY"
 
 
-def check_harnesses(report: Report, commands: dict, cwd: str, env: dict) -> int:
-    """Checks each CLI; returns how many can chat."""
+def check_harnesses(report: Report, commands: dict, cwd: str, env: dict, measured: dict | None = None) -> int:
+    """Checks each CLI and ACP agent; returns how many can chat. ``measured``: what earlier
+    sessions saw each ACP agent do (storage/agent_abilities.py)."""
     usable = 0
     for harness_id, module in HARNESSES.items():
         report.section(f"{module.LABEL}")
@@ -114,6 +117,10 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict) -> int:
             continue
         report.line(OK, "found", executable)
         version = version_of(executable, env)
+        if getattr(module, "PROTOCOL", None) == "acp":
+            usable += check_agent(report, module, (executable, *command[1:]), version, cwd, env,
+                                  (measured or {}).get(harness_id))
+            continue
         if version is None:
             report.line(WARN, "version", f"{command[0]} --version did not say; tested with {module.TESTED_VERSION}")
         else:
@@ -131,6 +138,52 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict) -> int:
         if level != FAIL:
             usable += 1
     return usable
+
+
+def check_agent(report: Report, module, command: tuple[str, ...], version: str | None, cwd: str, env: dict,
+                measured: dict | None) -> int:
+    """An ACP agent: its version against the tested one (when devhostd's tests drive it), its
+    ``initialize`` answered without a prompt or a session (nothing lands in its history), what
+    it advertised there, and what earlier sessions saw it do. 1 when it can chat, else 0."""
+    from actors.harness.acp import abilities as ab
+    if module.TESTED_VERSION is None:
+        report.line(WARN, "version", f"{version or 'not said by --version'}; devhostd's tests do not drive this "
+                    "agent: what it does is measured below, not assumed")
+    elif version is None:
+        report.line(WARN, "version", f"{command[0]} --version did not say; tested with {module.TESTED_VERSION}")
+    else:
+        level, words = compare_versions(version, module.TESTED_VERSION)
+        report.line(level, "version", words)
+    frames: list[dict] = []
+    try:
+        list_models(module, command, cwd, env, seen=frames)
+    except ModelListError as exc:
+        report.line(FAIL, "handshake", f"{exc}; check the command of [devtools.chat.{module.HARNESS_ID}] (it must "
+                    "start the agent in ACP mode)")
+        return 0
+    answer = next((f.get("result") for f in frames if f.get("id") == "devhost-init"), None)
+    found = ab.from_initialize(answer)
+    report.line(OK, "handshake", f"answers ACP initialize (protocol {found.protocol_version}) without a prompt"
+                + (f"; it is {found.agent_name} {found.agent_version or ''}".rstrip() if found.agent_name else ""))
+    said = [name for name, on in (("resume (session/load)", found.load_session), ("images", found.images),
+                                  ("embedded context", found.embedded_context)) if on]
+    lacks = [name for name, on in (("resume (session/load)", found.load_session), ("images", found.images)) if not on]
+    report.line(OK, "advertises", ", ".join(said) or "no optional ability")
+    if lacks:
+        report.line(WARN, "lacks", ", ".join(lacks) + ": the panel says so where it matters (a resume starts anew; "
+                    "an image is refused before it is sent)")
+    report.line(OK, "steering", "ACP has no steer: a message sent during a turn waits for its end (the panel says so)")
+    seen = (measured or {}).get("seen") or {}
+    if not seen:
+        report.line(WARN, "measured", "no session yet: what it does (cancel, permissions, images, resume) is "
+                    "measured by the first chat and shown here after it")
+    for key, meaning in ab.OBSERVED.items():
+        if key in seen:
+            report.line(OK if seen[key] else WARN, f"seen: {key}", ("yes: " if seen[key] else "no: ") + meaning)
+    if found.auth_methods:
+        report.line(WARN, "sign-in", f"its own ({', '.join(found.auth_methods)}): devhostd cannot tell whether it is "
+                    "signed in; a turn that needs it fails with the agent's own words")
+    return 1
 
 
 def check_accounts(report: Report, accounts: dict, env: dict) -> None:
@@ -215,26 +268,29 @@ def main(argv, default_state_dir: str) -> int:
         config = os.path.join(os.getcwd(), "devhost.toml")
     report = Report()
     try:
-        manifests = ManifestSource(config, os.getcwd(), log=lambda message: None)
+        manifests = ManifestSource(config, os.getcwd(), log=lambda message: None, on_change=agents_configured)
     except ManifestError as exc:
         print(f"devhostd doctor: the manifest cannot be read: {exc}")
         return 1
     env = dict(os.environ)
-    usable = check_harnesses(report, manifests.current().commands, os.getcwd(), env)
+    state_dir = args.state_dir or default_state_dir
+    measured = AgentAbilities(os.path.join(state_dir, "core")).all()
+    usable = check_harnesses(report, manifests.current().commands, os.getcwd(), env, measured)
     harness_failures = report.failures
     check_accounts(report, manifests.current().accounts, env)
     account_failures = report.failures - harness_failures
     check_manifest(report, manifests)
-    check_state(report, args.state_dir or default_state_dir)
+    check_state(report, state_dir)
     print()
     if usable == 0:
-        print("Chat cannot work: no CLI is found, answering and signed in. Fix what is marked FAIL above.")
+        print("Chat cannot work: no CLI or agent is found, answering and signed in. Fix what is marked FAIL above.")
         return 1
     if report.failures > harness_failures + account_failures:
         print("Chat cannot work for every page: fix what is marked FAIL above.")
         return 1
     others = " (fix what is marked FAIL above to use the other)" if harness_failures else ""
-    print(f"Chat can work with {usable} CLI{'s' if usable > 1 else ''}{others}.")
+    print(f"Chat can work with {usable} CLI{'s' if usable > 1 else ''}{' or agents' if HARNESSES.agents else ''}"
+          f"{others}.")
     if account_failures:
         print("A chat under an account marked FAIL above cannot work until it is fixed.")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -102,3 +103,34 @@ def test_every_account_of_the_manifest_is_checked_for_its_home_and_its_login(sta
     # Both CLIs still chat under their default accounts; the person hears which accounts cannot.
     assert code == 0, out
     assert "A chat under an account marked FAIL above cannot work until it is fixed." in out
+
+
+def test_an_acp_agent_is_checked_by_its_handshake_alone_and_its_measured_abilities_reported(stack, daemon_env,
+                                                                                            tmp_path):
+    from tests.acp_peers import OPENCODE, opencode_env, require_opencode
+    require_opencode()
+    manifest = stack / "devhost.toml"
+    manifest.write_text(manifest.read_text() + f'\n[devtools.chat.opencode]\nprotocol = "acp"\n'
+                        f'command = [{json.dumps(str(OPENCODE))}, "acp"]\nlabel = "OpenCode"\n')
+    env = {**daemon_env, **{k: v for k, v in opencode_env(tmp_path / "oc", "http://127.0.0.1:9/v1").items()
+                            if k != "PATH"}}
+    code, out = doctor(stack, env, "--state-dir", str(stack / "state"))
+    assert code == 0, out
+    section = out[out.index("\nOpenCode\n"):]
+    assert "[  ok] version: 1.18.33, the version devhostd is tested with" in section
+    assert "answers ACP initialize (protocol 1) without a prompt; it is OpenCode 1.18.33" in section
+    assert "advertises: resume (session/load), images, embedded context" in section
+    assert "no session yet: what it does (cancel, permissions, images, resume) is measured" in section
+    assert "Chat can work with 3 CLIs or agents." in out
+    # No session was opened to check it: nothing landed in the agent's own history (its
+    # sessions database has none, where a session/new makes one: measured).
+    for database in (tmp_path / "oc").rglob("opencode.db"):
+        with sqlite3.connect(database) as db:
+            assert db.execute("select count(*) from session").fetchone() == (0,)
+    # What a session measured is shown once there is one.
+    (stack / "state" / "core").mkdir(parents=True, exist_ok=True)
+    (stack / "state" / "core" / "agent-abilities.json").write_text(json.dumps(
+        {"opencode": {"loadSession": True, "seen": {"cancel": True, "images": False}, "measuredAt": 1}}))
+    code, out = doctor(stack, env, "--state-dir", str(stack / "state"))
+    assert "[  ok] seen: cancel: yes: session/cancel ended the prompt" in out
+    assert "[warn] seen: images: no: a prompt with an image was taken" in out
