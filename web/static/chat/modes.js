@@ -1,6 +1,8 @@
 // What the agent may do without asking: devhostd's runtime modes (actors/harness/modes.py) and
 // Plan, in a person's words, and the command that picks one. Pure: no DOM, no socket.
 
+import { harnessLabel } from "./harnesses.js";
+
 /** The switch's options, narrowest first; Plan last (it is a way of working, not a width). */
 export const MODES = [
   { id: "supervised", label: "Ask", line: "Asks you before every file edit and every command." },
@@ -13,7 +15,6 @@ export const RUNTIME_MODES = MODES.filter((m) => m.id !== "plan").map((m) => m.i
 export const SESSION_DEFAULT = "supervised"; // until the person picks one for the checkout
 export const AFTER_PLAN_DEFAULT = "auto-accept-edits"; // a plan approved goes on in this, unless another was picked
 
-const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
 // What a CLI under each mode lets go, in the fewest words.
 const EFFECT = { supervised: "edits and commands ask", "auto-accept-edits": "edits go, commands ask",
                  auto: "edits and sandboxed commands go, the rest asks", "full-access": "nothing asks" };
@@ -35,14 +36,16 @@ export function configureFrame(id) {
 
 /**
  * What the CLI actually runs under when it is narrower than asked, and why, or "" when it runs
- * as asked. Claude Code has no automatic mode devhostd can use (its own refused every step when
- * measured: tests/fixtures/modes/README.md); any other difference is a mode the running CLI
- * takes only with the next message (Claude Code: started anew for it).
+ * as asked. Only Codex has an automatic mode devhostd can use: Claude Code's own refused every
+ * step when measured (tests/fixtures/modes/README.md), and an ACP agent has no sandbox, so
+ * devhostd answers its requests as under Accept edits (actors/harness/acp/protocol.py). Any other
+ * difference is a mode the running CLI takes only with the next message (Claude Code: started
+ * anew for it).
  */
 export function effectiveNotice(harness, asked, effective) {
   if (!asked || !effective || asked === effective || !EFFECT[effective]) return "";
-  const cli = HARNESS_LABEL[harness] || "The CLI";
-  if (harness === "claude-code" && asked === "auto") return `${cli} has no automatic mode here: ${EFFECT[effective]}.`;
+  const cli = harnessLabel(harness, "The CLI");
+  if (harness !== "codex" && asked === "auto") return `${cli} has no automatic mode here: ${EFFECT[effective]}.`;
   // Claude Code takes bypassPermissions and --allowedTools only at its start; Codex takes a mode at its next turn.
   const why = harness === "claude-code" ? " (it has to start again for it)" : "";
   return `${cli} gets ${modeOf(asked).label} from your next message${why}: until then ${EFFECT[effective]}.`;

@@ -10,10 +10,17 @@
 // holds only its newest items (`history`: where they start, and the cursor of the page before);
 // older pages are put in front as they come (`prepend`).
 
-const HARNESS_WORDS = {
-  "claude-code": { allow: "allowed", "allow-always": "allowed for the session", deny: "denied" },
-  codex: { allow: "accepted", "allow-always": "accepted for the session", deny: "declined" },
-};
+import { harnessLabel, queuedText } from "./harnesses.js";
+
+// What the person answered, in the harness's own words (Codex accepts and declines); any other
+// harness, an ACP agent's too, is allowed or denied.
+const ALLOW_WORDS = { allow: "allowed", "allow-always": "allowed for the session", deny: "denied" };
+const HARNESS_WORDS = { codex: { allow: "accepted", "allow-always": "accepted for the session", deny: "declined" } };
+// An ACP approval's options (the agent's own, by kind) -> the panel's decisions they make possible
+// (actors/harness/acp/projection.py answers a decision with the option of its kind; deny with no
+// rejecting option is ACP's "cancelled", which allows nothing, so Deny is always there).
+const OPTION_DECISIONS = { allow_once: "allow", allow_always: "allow-always" };
+const PLAN_STATES = ["pending", "in_progress", "completed"];
 
 const TOOL_NAMES = { shell: "Shell", apply_patch: "Edit files" }; // Codex's, in a person's words
 
@@ -158,8 +165,10 @@ export class Transcript {
 
   // ---- what only this page knows ----------------------------------------------------------
 
-  addLocal(commandId, text, images) {
-    this.local.set(commandId, { text, images, anchor: this.order.length, delivery: null, error: null });
+  /** ``waits``: sent during a turn of a harness that cannot take it into that turn (an ACP
+      agent): it waits for the turn's end, and says so until devhostd tells otherwise. */
+  addLocal(commandId, text, images, waits = false) {
+    this.local.set(commandId, { text, images, anchor: this.order.length, delivery: null, error: null, waits });
     this._touch(`user-${commandId}`);
   }
 
@@ -303,6 +312,12 @@ export class Transcript {
       case "task":
         return { key: item.id, kind: "task", taskId: item.taskId, description: item.description || "",
                  command: item.command || "", status: item.status || "running" };
+      case "plan": // the agent's plan (ACP sends it whole each time): its entries with their status
+        return { key: item.id, kind: "plan", label: harnessLabel(this.harness),
+                 entries: (Array.isArray(item.entries) ? item.entries : []).map((e) => ({
+                   content: typeof e?.content === "string" ? e.content : "",
+                   status: PLAN_STATES.includes(e?.status) ? e.status : "pending",
+                   priority: typeof e?.priority === "string" ? e.priority : "" })) };
       case "compaction":
         return { key: item.id, kind: "notice", text: "The conversation was compacted." };
       default:
@@ -350,7 +365,7 @@ export class Transcript {
     const local = commandId ? this.local.get(commandId) : null;
     const images = local?.images?.length ? local.images : [];
     const started = Boolean(item) && this._answeredAfter(item);
-    const delivery = deliveryOf(item, local, started);
+    const delivery = deliveryOf(item, local, started, this.harness);
     if (delivery.state === "not-sent" && this.resent.has(item.id)) delivery.text += " (sent again below)";
     const skill = item?.skills?.length ? `/${item.skills[0]} ` : ""; // a skill sent as one, named as typed
     return { key, kind: "user", text: item ? `${skill}${item.text ?? ""}`.trimEnd() : local?.text ?? "", images, itemId: item?.id,
@@ -386,8 +401,9 @@ export class Transcript {
   _approvalView(item) {
     const sent = this.answers.get(String(item.requestId));
     const decision = item.decision === "pending" && sent ? sent : item.decision;
-    const words = HARNESS_WORDS[this.harness] || HARNESS_WORDS["claude-code"];
-    return { key: item.id, kind: "approval", harness: this.harness, requestId: item.requestId,
+    const words = HARNESS_WORDS[this.harness] || ALLOW_WORDS;
+    return { key: item.id, kind: "approval", harness: this.harness, label: harnessLabel(this.harness),
+             requestId: item.requestId, decisions: decisionsOf(item),
              toolName: item.toolName, title: TOOL_NAMES[item.toolName] || item.toolName || "A tool",
              detail: item.description || "", input: item.input, canAllowAlways: Boolean(item.canAllowAlways),
              open: decision === "pending", answer: words[decision] || null,
@@ -396,7 +412,8 @@ export class Transcript {
 
   _questionView(item) {
     const sent = this.answers.get(String(item.requestId));
-    return { key: item.id, kind: "question", harness: this.harness, requestId: item.requestId,
+    return { key: item.id, kind: "question", harness: this.harness, label: harnessLabel(this.harness),
+             requestId: item.requestId,
              questions: (item.questions || []).map((q) => ({ id: q.id, text: q.question || "", header: q.header || "",
                multiple: Boolean(q.multiSelect), options: q.choices || [] })),
              open: item.state === "pending" && !sent,
@@ -404,6 +421,14 @@ export class Transcript {
              answers: item.answers || null,
              settled: item.state === "cancelled" || item.state === "dismissed" ? "No longer waiting for an answer." : "" };
   }
+}
+
+/** The decisions an approval offers, in order: allow, allow for the session where the harness
+    can, deny. An ACP agent's item lists its own options; the CLIs' say canAllowAlways. */
+function decisionsOf(item) {
+  if (!Array.isArray(item.options)) return ["allow", ...(item.canAllowAlways ? ["allow-always"] : []), "deny"];
+  const offered = new Set(item.options.map((o) => OPTION_DECISIONS[o?.kind]).filter(Boolean));
+  return ["allow", "allow-always", "deny"].filter((decision) => decision === "deny" || offered.has(decision));
 }
 
 /** A turn's `changes` item (devhostd's checkpoints): the files it changed, with their counts (the
@@ -429,14 +454,15 @@ const CANCELLED_BY_INTERRUPT = "not sent: an interrupt cancelled";
 /** What the page shows under a message: sending… queued started unconfirmed failed cancelled, not
     sent (the chat's item says the CLI dropped it: an interrupt), or
     nothing for a message this page did not send (another page's, or one of before a reload). */
-function deliveryOf(item, local, started) {
+function deliveryOf(item, local, started, harness) {
   // The chat's own word, for every page and after a reload: the CLI dropped it unsent.
   if (typeof item?.notSent === "string") return { state: "not-sent", text: item.notSent };
   if (local?.error?.startsWith(CANCELLED_BY_INTERRUPT)) return { state: "cancelled", text: "cancelled by the interrupt" };
   if (local?.error) return { state: "failed", text: `failed: ${local.error}` };
   if (!local) return { state: "unknown", text: "" };
   if (local.delivery === "started" || started) return { state: "started", text: "started" };
-  if (local.delivery === "queued") return { state: "queued", text: "queued" };
+  // A harness that cannot take it into the running turn (an ACP agent) takes it when the turn ends: said.
+  if (local.delivery === "queued" || (local.waits && !local.delivery)) return { state: "queued", text: queuedText(harness) };
   if (item) return { state: "sent", text: "sent" };
   if (local.delivery === "unconfirmed") return { state: "unconfirmed", text: "unconfirmed" };
   return { state: "sending", text: "sending…" };

@@ -27,10 +27,10 @@ import { Store, TARGETS, liveKey, storageKey } from "./store.js";
 import { describeTarget } from "./targets.js";
 import { Theme, tellVisuals } from "./theme.js";
 import { Transcript } from "./transcript.js";
+import { harnessLabel, knowHarnesses, steers } from "./harnesses.js";
 import { UsageMeter } from "./usage.js";
 import { ConversationView, countdown } from "./view.js";
 
-const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
 const STATUS_TEXT = { starting: "starting", idle: "idle", running: "running", requires_action: "requires action",
                       error: "error", closed: "closed", none: "no session" };
 const RUNNING = ["running", "requires_action"];
@@ -316,6 +316,10 @@ export class Panel {
       const harnesses = await api.harnesses(target);
       if (target !== this.store.state.target) return;
       this.harnesses = harnesses;
+      const before = harnessLabel(this.transcript.harness);
+      knowHarnesses(harnesses);
+      // Items drawn before the list (an agent the manifest names) name their agent by its label now.
+      if (harnessLabel(this.transcript.harness) !== before) this._render(new Set(["*"]));
     } catch (error) {
       this.harnesses = [];
       this.showNote(`Could not list the harnesses: ${error.message}`);
@@ -723,11 +727,13 @@ export class Panel {
       // Plan picked before the conversation existed: asked for before its first message, on the same socket.
       if (planFirst && this.connection?.send(configureFrame("plan"))) this.modeAsked = "plan";
       if (model !== (this.session.model || "")) frame.model = model;
+      // A turn runs and this harness cannot take the message into it: it waits for the turn's end.
+      const waits = RUNNING.includes(this.session.status) && !steers(this.session.harness);
       if (!this.connection?.send(frame)) {
         this.hint("Not connected to the session right now; your message is kept. Send again once it reconnects.");
         return null;
       }
-      this.transcript.addLocal(commandId, shown, attachments.map((a) => a.dataURL));
+      this.transcript.addLocal(commandId, shown, attachments.map((a) => a.dataURL), waits);
       this.store.update(() => { this.store.conversation.unsent.push({ commandId, text: shown }); });
       this.hint("");
       this.view.scrollToBottom();
@@ -1037,13 +1043,13 @@ export class Panel {
     // Nothing can answer without a CLI: Send waits until one is there (the note says how).
     const harness = this._harness(this.session?.harness || conversation.harness);
     u.send.disabled = Boolean(this.harnesses) && !harness?.available;
-    u.send.title = u.send.disabled ? `${HARNESS_LABEL[harness?.id] || "The CLI"} is not available: `
+    u.send.title = u.send.disabled ? `${harnessLabel(harness?.id, "The CLI")} is not available: `
       + `${harness?.error || "it was not found"}` : "Send the message (Enter)";
 
     const options = [el("option", { value: "" }, "New conversation")];
     for (const s of this.sessions) { // newest first, named by their first message
       options.push(el("option", { value: s.id, title: s.title || "" },
-        [s.title || "Untitled conversation", HARNESS_LABEL[s.harness] || s.harness, STATUS_TEXT[s.status] || s.status,
+        [s.title || "Untitled conversation", harnessLabel(s.harness), STATUS_TEXT[s.status] || s.status,
          startedAt(s.createdAt)].filter(Boolean).join(" · ")));
     }
     const held = new Set(this.sessions.map((s) => s.nativeSessionId).filter(Boolean));
@@ -1051,7 +1057,7 @@ export class Panel {
     if (saved.length) {
       options.push(el("optgroup", { label: "Begun in a terminal (opens resumed)" }, saved.map((c) =>
         el("option", { value: `saved:${c.harness}:${c.nativeSessionId}`, title: c.title },
-          [c.title, HARNESS_LABEL[c.harness] || c.harness, startedAt(c.updatedAt)].filter(Boolean).join(" · ")))));
+          [c.title, harnessLabel(c.harness), startedAt(c.updatedAt)].filter(Boolean).join(" · ")))));
     }
     u.sessionPick.replaceChildren(...options);
     u.sessionPick.value = this.session?.id || "";
@@ -1061,7 +1067,7 @@ export class Panel {
     this.conversations.render();
     this.usage.render(this.transcript.info, this.session);
     u.stop.hidden = !RUNNING.includes(status);
-    const label = HARNESS_LABEL[this.session?.harness || conversation.harness] || "the agent";
+    const label = harnessLabel(this.session?.harness || conversation.harness);
     const directory = this.session?.projectRootPath
       || (this.store.state.target === "devhost" ? this.config?.devhostSourceRootPath : this.service?.projectRootPath);
     u.empty.textContent = `Ask ${label} about this page. It works in ${directory || "this page's checkout"}, `

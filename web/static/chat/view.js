@@ -153,9 +153,12 @@ export class ConversationView {
 
 // ---- items ------------------------------------------------------------------------------------
 
-const HARNESS_LABEL = { "claude-code": "Claude Code", codex: "Codex" };
 // A limited turn's heading: a 429 is this account's rate, not a busy model (core/limits.py).
 const LIMIT_HEADING = { usage: "Usage limit reached", rate: "Rate-limited: too many requests", overload: "The model is overloaded" };
+
+// A plan entry's status: a mark for the eye, the word for everyone (a screen reader reads the word).
+const PLAN_MARK = { pending: "○", in_progress: "◐", completed: "●" };
+const PLAN_WORDS = { pending: "to do", in_progress: "doing", completed: "done" };
 
 function renderItem(item, actions) {
   const node = RENDERERS[item.kind]?.(item, actions) || el("div", { class: "item notice" }, item.kind);
@@ -240,7 +243,7 @@ const RENDERERS = {
   },
 
   approval: (item, actions) => item.plan ? planCard(item, actions) : el("div", { class: "item approval", dataset: { open: item.open ? "yes" : "no" } },
-    el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks to use ${item.title}`),
+    el("div", { class: "approval-head" }, `${item.label} asks to use ${item.title}`),
     item.detail ? el("div", { class: "muted" }, item.detail) : null,
     fileChanges(item.toolName, item.input) ? renderChanges(fileChanges(item.toolName, item.input))
       : block("Details", item.input, true),
@@ -248,7 +251,7 @@ const RENDERERS = {
 
   question: (item, actions) => {
     const form = el("form", { class: "item question", dataset: { open: item.open ? "yes" : "no" } },
-      el("div", { class: "approval-head" }, `${HARNESS_LABEL[item.harness] || item.harness} asks`));
+      el("div", { class: "approval-head" }, `${item.label} asks`));
     item.questions.forEach((q, index) => {
       const name = `q${index}`;
       const given = item.answers?.[q.id];
@@ -341,13 +344,19 @@ const RENDERERS = {
     }
     return el("div", { class: "item limit", dataset: { kind } }, lines);
   },
+  plan: (item) => el("div", { class: "item plan-list", role: "group", "aria-label": `${item.label}'s plan` },
+    el("div", { class: "approval-head" }, `${item.label}'s plan`),
+    el("ol", {}, item.entries.map((entry) => el("li", { dataset: { status: entry.status } },
+      el("span", { class: "plan-mark", "aria-hidden": "true" }, PLAN_MARK[entry.status]),
+      el("span", { class: "content" }, entry.content),
+      el("span", { class: "state" }, PLAN_WORDS[entry.status]))))),
   hidden: () => el("div", { class: "item hidden", hidden: true }),
 };
 
 /** A plan the agent proposes: rendered, then Approve (and the mode to go on in) or Send back
  *  with what to change. */
 function planCard(item, actions) {
-  const cli = HARNESS_LABEL[item.harness] || item.harness;
+  const cli = item.label;
   const card = el("div", { class: "item approval plan", role: "group", "aria-label": `${cli}'s plan`,
                            dataset: { open: item.open ? "yes" : "no" } },
     el("div", { class: "approval-head" }, `${cli} proposes a plan`),
@@ -377,6 +386,9 @@ function planCard(item, actions) {
   return card;
 }
 
+// The buttons' words: Codex's own (it accepts and declines); every other harness allows or denies.
+const DECISION_WORDS = { allow: { allow: "Allow", "allow-always": "Allow for session", deny: "Deny" },
+                         codex: { allow: "Accept", "allow-always": "Accept for session", deny: "Decline" } };
 const DECISION_TITLE = { allow: "Let the agent do this, this once", "allow-always": "Let the agent do this for the rest of the session",
                          deny: "Refuse: the agent is told you did not allow it" };
 
@@ -385,11 +397,8 @@ function approvalControls(item, actions) {
   if (!item.open) {
     return el("div", { class: "muted answer" }, item.answer ? `You ${item.answer}.` : item.settled);
   }
-  const codex = item.harness === "codex";
-  const choices = [[codex ? "Accept" : "Allow", "allow"],
-    ...(item.canAllowAlways ? [[codex ? "Accept for session" : "Allow for session", "allow-always"]] : []),
-    [codex ? "Decline" : "Deny", "deny"]];
-  return el("div", { class: "buttons" }, choices.map(([label, decision]) =>
+  const words = DECISION_WORDS[item.harness] || DECISION_WORDS.allow;
+  return el("div", { class: "buttons" }, item.decisions.map((decision) => [words[decision], decision]).map(([label, decision]) =>
     el("button", { type: "button", class: decision === "deny" ? "deny" : "allow", title: DECISION_TITLE[decision],
                    onclick: (event) => { event.preventDefault(); actions.approve(item, decision); } }, label)));
 }
