@@ -50,7 +50,8 @@ def test_an_opencode_conversation_streams_asks_and_says_a_message_waits_for_the_
     expect(panel.find("select.harness option[value=opencode]")).to_have_text("OpenCode")
     panel.pick_harness("opencode")
     expect(panel.find(".empty")).to_contain_text("Ask OpenCode about this page")
-    expect(panel.find("textarea")).to_have_attribute("placeholder", "Message OpenCode (Enter sends, Shift+Enter for a new line)")
+    expect(panel.find("textarea")).to_have_attribute("placeholder",
+                                                     "Message OpenCode (Enter sends, Shift+Enter for a new line)")
 
     openai.add(text_reply("Hello ", "from ", "OpenCode."))
     panel.send("say hello")
@@ -115,7 +116,8 @@ def test_an_agents_plan_is_a_list_of_its_entries_and_an_approval_offers_only_the
         {"content": "Run the tests", "status": "pending", "priority": "medium"}]}}}
     # An agent that offers no "always": Allow and Deny only.
     ask = {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {
-        "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute", "rawInput": {"command": "rm -rf build"}},
+        "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute",
+                     "rawInput": {"command": "rm -rf build"}},
         "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"},
                     {"optionId": "no", "name": "No", "kind": "reject_once"}]}}
     session = {"id": "recorded", "harness": "opencode", "status": "requires_action", "projectRootPath": "/nowhere"}
