@@ -44,8 +44,8 @@ def opencode(tmp_path, monkeypatch):
     mock = mock_openai.MockOpenAI()
     mock.route(TITLE_MARKER, *[mock_openai.text_reply("A title")] * 20)
     mock.start()
-    # OpenCode asks before it runs a command or edits (its own rule; its default asks nothing).
-    for key, value in opencode_env(tmp_path / "home", mock.url, permission={"bash": "ask", "edit": "ask"}).items():
+    # OpenCode's own config asks nothing (its default): devhostd makes it ask (ASKING_ENVIRONMENT).
+    for key, value in opencode_env(tmp_path / "home", mock.url).items():
         monkeypatch.setenv(key, value)
     project = tmp_path / "project"
     project.mkdir()
@@ -110,7 +110,8 @@ def item_of(frame: dict) -> dict:
 
 @needs("peers")
 @pytest.mark.parametrize("decision, runs", [("allow", True), ("deny", False)])
-def test_a_command_the_agent_asks_permission_for_runs_only_when_allowed(opencode, decision, runs):
+def test_a_command_runs_only_when_the_person_allows_it_though_the_agents_own_config_asks_nothing(opencode, decision,
+                                                                                               runs):
     mock, project, start = opencode
     mock.add(tool_reply("bash", command="touch made.txt", description="Make a file"), mock_openai.text_reply("done"))
     registry = start()
@@ -131,6 +132,20 @@ def test_a_command_the_agent_asks_permission_for_runs_only_when_allowed(opencode
     assert settled[0]["decision"] == decision
     assert other.wait_for(lambda f: item_of(f).get("id") == asked["id"] and item_of(f).get("decision") == decision,
                           "the answer on the other surface")
+
+
+@needs("peers")
+def test_full_access_answers_the_agents_permission_requests_itself(opencode):
+    mock, project, start = opencode
+    mock.add(tool_reply("bash", command="touch free.txt", description="Make a file"), mock_openai.text_reply("done"))
+    registry = start()
+    chat, sink = opened(registry, "acp5", project, runtimeMode="full-access")
+    turn = chat.core_send("make a file").get(timeout=ASK)["turnId"]
+    assert turn_ended(sink, turn)["state"] == "done"
+    assert os.path.exists(os.path.join(project, "free.txt"))
+    assert not [item for item in items_of(chat) if item["kind"] == "approval"]
+    # It did ask (devhostd made it), and devhostd's mode answered.
+    assert chat.info().get(timeout=ASK)["abilities"]["seen"] == {"permissionRequests": True}
 
 
 @needs("peers")
