@@ -1,8 +1,9 @@
 """The Chat API end to end on an ACP agent: a real devhostd driving the real ``opencode acp``.
 
 The manifest names the agent (``[devtools.chat.opencode] protocol = "acp"``); OpenCode runs with
-tests/acp_peers.py's environment against the same Responses mock as Codex, and asks before every
-shell command (``permission: {"bash": "ask"}``), as devhostd's supervised mode expects. The same
+tests/acp_peers.py's environment against the same Responses mock as Codex, with its own config's
+default rules (which ask nothing): devhostd starts it asking before every edit and command
+(actors/harness/acp ASKING_ENVIRONMENT), so the session's runtime mode decides. The same
 surface as the two CLIs': sessions over HTTP, the agent's own JSON-RPC frames on the chat
 socket, the core's items on the thread socket, approvals through respond, interrupts, resume.
 """
@@ -51,7 +52,7 @@ def daemon_env(daemon_env, tmp_path, openai):
     """The conftest's environment (both CLIs, the hub's monitor) with OpenCode's in the same
     HOME: its config, XDG folders and switches, its folder first on PATH."""
     env = dict(daemon_env)
-    opencode = opencode_env(tmp_path / "home", openai.url, permission={"bash": "ask"})
+    opencode = opencode_env(tmp_path / "home", openai.url)
     path = opencode.pop("PATH")
     assert opencode["HOME"] == env["HOME"]
     env.update(opencode, PATH=f"{path.split(':', 1)[0]}:{env['PATH']}")
@@ -278,6 +279,34 @@ def test_after_a_daemon_restart_the_chat_resumes_and_answers_with_its_context(da
     finally:
         assert again.stop() == 0
         print(again.log())
+
+
+@needs("peers")
+def test_a_conversation_no_chat_holds_is_resumed_in_the_pages_project_by_the_agent_itself(daemon, openai, stack,
+                                                                                         daemon_env):
+    openai.add(text_reply("Noted: otter."), text_reply("It was otter."))
+    record = _opencode(daemon)
+    sock = daemon.connect(record["id"])
+    sock.send_message("remember otter")
+    _prompt_answer(sock)
+    native_id = sock.wait_status("idle")["session"]["nativeSessionId"]
+    sock.close()
+    assert daemon.stop() == 0
+    # Another state folder: no chat of devhostd's holds the conversation; only OpenCode has it.
+    fresh = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "fresh-state")
+    try:
+        assert fresh.sessions() == []
+        resumed = fresh.create_session(harness=HARNESS, resumeId=native_id)
+        assert resumed["nativeSessionId"] == native_id
+        sock = fresh.connect(resumed["id"])
+        sock.send_message("which animal?")
+        _prompt_answer(sock)
+        assert _agent_text(sock) == "It was otter."
+        assert "remember otter" in message_text(turns(openai)[1])
+        sock.close()
+    finally:
+        assert fresh.stop() == 0
+        print(fresh.log())
 
 
 @needs("peers")
