@@ -253,29 +253,43 @@ def test_a_png_attachment_reaches_the_model_as_image_input(daemon, openai):
     sock.close()
 
 
-@needs("peers")
-def test_after_a_daemon_restart_the_chat_resumes_and_answers_with_its_context(daemon, openai, stack, daemon_env):
-    openai.add(text_reply("Noted: lynx."), text_reply("It was lynx."))
+def remembered(daemon, openai, word: str) -> tuple[dict, str]:
+    """A session told to remember ``word`` (the mock notes it, then answers it back): its record
+    and the agent's session id."""
+    openai.add(text_reply(f"Noted: {word}."), text_reply(f"It was {word}."))
     record = _opencode(daemon)
     sock = daemon.connect(record["id"])
-    sock.send_message("remember lynx")
+    sock.send_message(f"remember {word}")
     _prompt_answer(sock)
     native_id = sock.wait_status("idle")["session"]["nativeSessionId"]
+    sock.close()
+    return record, native_id
+
+
+def answered_with_context(daemon, openai, native_id: str, word: str) -> dict:
+    """The conversation resumed by its session id on ``daemon``: the next message is answered,
+    and the model request holds the earlier turn."""
+    resumed = daemon.create_session(harness=HARNESS, resumeId=native_id)
+    assert resumed["nativeSessionId"] == native_id
+    sock = daemon.connect(resumed["id"])
+    sock.send_message("which animal?")
+    _prompt_answer(sock)
+    assert _agent_text(sock) == f"It was {word}."
+    assert f"remember {word}" in message_text(turns(openai)[1])
+    sock.close()
+    return resumed
+
+
+@needs("peers")
+def test_after_a_daemon_restart_the_chat_resumes_and_answers_with_its_context(daemon, openai, stack, daemon_env):
+    record, native_id = remembered(daemon, openai, "lynx")
     daemon.proc.send_signal(signal.SIGTERM)
-    assert sock.wait_closed() == 1001
     assert daemon.stop() == 0
     again = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "state")
     try:
         [listed] = again.sessions()
         assert (listed["id"], listed["status"], listed["nativeSessionId"]) == (record["id"], "closed", native_id)
-        resumed = again.create_session(harness=HARNESS, resumeId=native_id)
-        assert resumed["chatId"] == record["chatId"]
-        sock = again.connect(resumed["id"])
-        sock.send_message("which animal?")
-        _prompt_answer(sock)
-        assert _agent_text(sock) == "It was lynx."
-        assert "remember lynx" in message_text(turns(openai)[1])
-        sock.close()
+        assert answered_with_context(again, openai, native_id, "lynx")["chatId"] == record["chatId"]
     finally:
         assert again.stop() == 0
         print(again.log())
@@ -284,26 +298,13 @@ def test_after_a_daemon_restart_the_chat_resumes_and_answers_with_its_context(da
 @needs("peers")
 def test_a_conversation_no_chat_holds_is_resumed_in_the_pages_project_by_the_agent_itself(daemon, openai, stack,
                                                                                          daemon_env):
-    openai.add(text_reply("Noted: otter."), text_reply("It was otter."))
-    record = _opencode(daemon)
-    sock = daemon.connect(record["id"])
-    sock.send_message("remember otter")
-    _prompt_answer(sock)
-    native_id = sock.wait_status("idle")["session"]["nativeSessionId"]
-    sock.close()
+    _, native_id = remembered(daemon, openai, "otter")
     assert daemon.stop() == 0
     # Another state folder: no chat of devhostd's holds the conversation; only OpenCode has it.
     fresh = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "fresh-state")
     try:
         assert fresh.sessions() == []
-        resumed = fresh.create_session(harness=HARNESS, resumeId=native_id)
-        assert resumed["nativeSessionId"] == native_id
-        sock = fresh.connect(resumed["id"])
-        sock.send_message("which animal?")
-        _prompt_answer(sock)
-        assert _agent_text(sock) == "It was otter."
-        assert "remember otter" in message_text(turns(openai)[1])
-        sock.close()
+        answered_with_context(fresh, openai, native_id, "otter")
     finally:
         assert fresh.stop() == 0
         print(fresh.log())
