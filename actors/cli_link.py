@@ -259,8 +259,9 @@ class CliLink:
     def _agent_env(self) -> dict[str, str]:
         """What the agent's own shell needs to reach devhostd's agent-side commands (`devhostd
         visual publish`): its chat and that chat's token. Never the core's secret. And the
-        account's config home (CLAUDE_CONFIG_DIR, CODEX_HOME), which the manifest names."""
-        env = {**self.home_env(), "DEVHOSTD_CHAT": self._chat_id}
+        account's config home (CLAUDE_CONFIG_DIR, CODEX_HOME), which the manifest names; for an
+        ACP agent, what makes it ask before it acts (actors/harness/acp ASKING_ENVIRONMENT)."""
+        env = {**getattr(self.harness, "AGENT_ENVIRONMENT", {}), **self.home_env(), "DEVHOSTD_CHAT": self._chat_id}
         if self._agent_token is not None:
             env["DEVHOSTD_TOKEN"] = self._agent_token()
         return env

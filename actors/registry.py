@@ -154,7 +154,10 @@ class Registry(pykka.ThreadingActor):
             raise ChatError("not-found", f"{harness.LABEL} has no saved conversation {resume_id}")
         if here:
             return self._reopen(here[0])
-        if not _inside(cwd, root):
+        # "": an ACP agent's conversation, kept in the agent's own store where devhostd reads
+        # nothing, so its folder is not known: it is resumed in the page's project, and the agent
+        # itself says (session/load) whether it has it; one it has not starts anew, and says so.
+        if cwd != "" and not _inside(cwd, root):
             raise ChatError("bad-request", "that conversation belongs to another project; resume it from a page "
                                            "of that project")
         if imported is None:

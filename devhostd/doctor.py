@@ -121,11 +121,7 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict, measure
             usable += check_agent(report, module, (executable, *command[1:]), version, cwd, env,
                                   (measured or {}).get(harness_id))
             continue
-        if version is None:
-            report.line(WARN, "version", f"{command[0]} --version did not say; tested with {module.TESTED_VERSION}")
-        else:
-            level, words = compare_versions(version, module.TESTED_VERSION)
-            report.line(level, "version", words)
+        check_version(report, command[0], version, module.TESTED_VERSION)
         frames: list[dict] = []
         try:
             models = list_models(module, (executable, *command[1:]), cwd, env, seen=frames)
@@ -140,6 +136,14 @@ def check_harnesses(report: Report, commands: dict, cwd: str, env: dict, measure
     return usable
 
 
+def check_version(report: Report, name: str, version: str | None, tested: str) -> None:
+    if version is None:
+        report.line(WARN, "version", f"{name} --version did not say; tested with {tested}")
+    else:
+        level, words = compare_versions(version, tested)
+        report.line(level, "version", words)
+
+
 def check_agent(report: Report, module, command: tuple[str, ...], version: str | None, cwd: str, env: dict,
                 measured: dict | None) -> int:
     """An ACP agent: its version against the tested one (when devhostd's tests drive it), its
@@ -149,11 +153,8 @@ def check_agent(report: Report, module, command: tuple[str, ...], version: str |
     if module.TESTED_VERSION is None:
         report.line(WARN, "version", f"{version or 'not said by --version'}; devhostd's tests do not drive this "
                     "agent: what it does is measured below, not assumed")
-    elif version is None:
-        report.line(WARN, "version", f"{command[0]} --version did not say; tested with {module.TESTED_VERSION}")
     else:
-        level, words = compare_versions(version, module.TESTED_VERSION)
-        report.line(level, "version", words)
+        check_version(report, command[0], version, module.TESTED_VERSION)
     frames: list[dict] = []
     try:
         list_models(module, command, cwd, env, seen=frames)

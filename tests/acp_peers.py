@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+from tests.mock_openai import Reply, _new_id
 from tests.peers import PEERS_BIN, PEERS_SH, PeersMissing
 
 # OPENCODE_BIN: another install of the same pinned version (a scratch folder while recording).
@@ -23,6 +24,13 @@ MODEL = "mock/gpt-5.5"  # <provider>/<model>, as OpenCode names models (session/
 # OpenCode asks the model for a title of every new session with this system prompt, beside the
 # turn's own request: route it (MockOpenAI.route) so it never takes the turn's scripted reply.
 TITLE_MARKER = "You are a title generator"
+
+
+def tool_reply(name: str, **arguments):
+    """A mock model reply (tests/mock_openai.py) calling one of OpenCode's own tools (bash,
+    apply_patch, todowrite...) with ``arguments``."""
+    return Reply([{"type": "function_call", "name": name, "call_id": _new_id("call_mock_"),
+                   "arguments": json.dumps(arguments)}])
 
 
 def pinned_opencode() -> str:

@@ -120,10 +120,15 @@ class DevhostApp:
             extension.install(self)
         add_unknown_routes(self.bottle)  # last: everything else under /__devhost__/ is a JSON 404
 
+    _hosts = None  # (manifest, control host, port, the allowed Hosts): built once per manifest read
+
     def _allowed_hosts(self):
-        manifest = self.context.manifests.current()
-        return security.allowed_hosts(self.context.control_host,
-                                      [s.host for s in manifest.services] + [VISUALS_HOSTNAME], self.context.port)
+        manifest, control_host, port = self.context.manifests.current(), self.context.control_host, self.context.port
+        cached = self._hosts
+        if cached is None or cached[0] is not manifest or cached[1] != control_host or cached[2] != port:
+            hosts = security.allowed_hosts(control_host, [s.host for s in manifest.services] + [VISUALS_HOSTNAME], port)
+            self._hosts = cached = (manifest, control_host, port, hosts)
+        return cached[3]
 
     def refusal(self, environ) -> tuple[str, str] | None:
         host = environ.get("HTTP_HOST")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from gevent.pywsgi import WSGIServer
 
 from actors.chatlog import daemon_log
-from web import agents, page_loop, pages, sinks
+from web import agents, header_parse, page_loop, pages, sinks
 from web.app import Context, DevhostApp
 from web.core.extension import CoreExtension
 from web.websocket import SAME_USER, DevhostHandler
@@ -19,6 +19,7 @@ EXTENSIONS: list = [pages.EXTENSION, agents.EXTENSION, page_loop.EXTENSION]
 
 def listen(host: str, port: int) -> WSGIServer:
     """A server bound to host:port that serves nothing yet; OSError when it cannot listen."""
+    header_parse.install()  # every head read, the browsers' and the upstreams', skips the email parser
     # SERVER_NAME is the address itself: gevent would otherwise look up its name (a reverse DNS
     # query, and the resolver's start, before the first answer); every request carries a Host.
     server = WSGIServer((host, port), None, handler_class=DevhostHandler, log=None, error_log=_ErrorLog(),

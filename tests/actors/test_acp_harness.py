@@ -3,6 +3,7 @@ tests/peers.sh) against the Responses mock, driven by the chat core in-process (
 actors), as the manifest names it (``[devtools.chat.opencode] protocol = "acp"``)."""
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
@@ -11,8 +12,8 @@ from actors.harness import HARNESSES, PROVIDERS, configure_agents
 from actors.harness.acp import agents_configured
 from storage.manifest import load_manifest
 from tests import mock_openai
-from tests.acp_peers import OPENCODE, TITLE_MARKER, opencode_env, require_opencode
-from tests.actors.shutdown import registries
+from tests.acp_peers import OPENCODE, TITLE_MARKER, opencode_env, require_opencode, tool_reply
+from tests.actors.shutdown import registries, stop_registry
 from tests.actors.test_core_chat import turn_ended
 from tests.integration.daemon import tagged_processes
 from tests.sinks import Sink
@@ -43,6 +44,7 @@ def opencode(tmp_path, monkeypatch):
     mock = mock_openai.MockOpenAI()
     mock.route(TITLE_MARKER, *[mock_openai.text_reply("A title")] * 20)
     mock.start()
+    # OpenCode's own config asks nothing (its default): devhostd makes it ask (ASKING_ENVIRONMENT).
     for key, value in opencode_env(tmp_path / "home", mock.url).items():
         monkeypatch.setenv(key, value)
     project = tmp_path / "project"
@@ -55,8 +57,8 @@ def opencode(tmp_path, monkeypatch):
         configure_agents([])
 
 
-def opened(registry, chat_id: str, project: str):
-    registry.create_chat({"chatId": chat_id, "cwd": project, "provider": "opencode"}).get(timeout=ASK)
+def opened(registry, chat_id: str, project: str, **fields):
+    registry.create_chat({"chatId": chat_id, "cwd": project, "provider": "opencode", **fields}).get(timeout=ASK)
     chat, sink = registry.chat(chat_id).get(timeout=ASK), Sink(encode)
     chat.core_attach(sink).get(timeout=ASK)
     return chat, sink
@@ -94,3 +96,93 @@ def test_a_turn_streams_the_agents_text_into_the_thread_and_ends_done(opencode):
     assert "mock/gpt-5.5" in {model["id"] for model in abilities["models"]}
     kept = registry.agents_measured().get(timeout=ASK)["opencode"]
     assert kept["agent"] == abilities["agent"] and kept["measuredAt"] > 0
+
+
+def pending_approval(sink) -> dict:
+    frame = sink.wait_for(lambda f: item_of(f).get("kind") == "approval" and item_of(f).get("decision") == "pending",
+                          "an approval")
+    return item_of(frame)
+
+
+def item_of(frame: dict) -> dict:
+    return (frame["payload"]["event"].get("item") or {}) if frame.get("event") == "chat.event" else {}
+
+
+@needs("peers")
+@pytest.mark.parametrize("decision, runs", [("allow", True), ("deny", False)])
+def test_a_command_runs_only_when_the_person_allows_it_though_the_agents_own_config_asks_nothing(opencode, decision,
+                                                                                               runs):
+    mock, project, start = opencode
+    mock.add(tool_reply("bash", command="touch made.txt", description="Make a file"), mock_openai.text_reply("done"))
+    registry = start()
+    chat, sink = opened(registry, "acp2", project, runtimeMode="supervised")
+    # A second client of the core sees the same approval (any surface may answer it).
+    other = Sink(encode)
+    chat.core_attach(other).get(timeout=ASK)
+    turn = chat.core_send("make a file").get(timeout=ASK)["turnId"]
+    asked = pending_approval(sink)
+    assert pending_approval(other)["requestId"] == asked["requestId"]
+    assert asked["turnId"] == turn
+    assert chat.info().get(timeout=ASK)["status"] == "needs-you"
+    chat.approve(asked["requestId"], decision).get(timeout=ASK)
+    ended = turn_ended(sink, turn)
+    assert ended["state"] == "done"
+    assert os.path.exists(os.path.join(project, "made.txt")) is runs
+    settled = [item for item in items_of(chat) if item["id"] == asked["id"]]
+    assert settled[0]["decision"] == decision
+    assert other.wait_for(lambda f: item_of(f).get("id") == asked["id"] and item_of(f).get("decision") == decision,
+                          "the answer on the other surface")
+
+
+@needs("peers")
+def test_full_access_answers_the_agents_permission_requests_itself(opencode):
+    mock, project, start = opencode
+    mock.add(tool_reply("bash", command="touch free.txt", description="Make a file"), mock_openai.text_reply("done"))
+    registry = start()
+    chat, sink = opened(registry, "acp5", project, runtimeMode="full-access")
+    turn = chat.core_send("make a file").get(timeout=ASK)["turnId"]
+    assert turn_ended(sink, turn)["state"] == "done"
+    assert os.path.exists(os.path.join(project, "free.txt"))
+    assert not [item for item in items_of(chat) if item["kind"] == "approval"]
+    # It did ask (devhostd made it), and devhostd's mode answered.
+    assert chat.info().get(timeout=ASK)["abilities"]["seen"] == {"permissionRequests": True}
+
+
+@needs("peers")
+def test_messages_sent_during_a_turn_wait_in_the_queue_and_each_is_answered_in_order(opencode):
+    mock, project, start = opencode
+    mock.add(mock_openai.text_reply(*["slow "] * 30, delay=0.05), mock_openai.text_reply("second answer"))
+    registry = start()
+    chat, sink = opened(registry, "acp3", project)
+    first = chat.core_send("a long one").get(timeout=ASK)
+    second = chat.core_send("and then this").get(timeout=ASK)
+    assert second["queued"] is True  # ACP cannot steer a running prompt: the core queues it
+    assert turn_ended(sink, first["turnId"])["state"] == "done"
+    second_turn = sink.wait_for(lambda f: item_of(f).get("kind") == "turn" and item_of(f).get("id") != first["turnId"]
+                                and item_of(f).get("state") == "done", "the queued message's turn")
+    assert second_turn
+    texts = [item.get("text") for item in items_of(chat) if item["kind"] == "assistant"]
+    assert texts[-1] == "second answer"
+    assert "and then this" in mock_openai.message_text(turn_requests(mock)[-1])
+
+
+@needs("peers")
+def test_after_a_restart_the_chat_reopens_its_conversation_by_session_load(opencode, tmp_path):
+    mock, project, start = opencode
+    mock.add(mock_openai.text_reply("Noted: alpha."), mock_openai.text_reply("alpha"))
+    registry = start()
+    chat, sink = opened(registry, "acp4", project)
+    first = chat.core_send("remember the word alpha").get(timeout=ASK)
+    assert turn_ended(sink, first["turnId"])["state"] == "done"
+    native = chat.info().get(timeout=ASK)["agentSessionId"]
+    stop_registry(registry.actor_ref, ASK)
+    assert not tagged_processes("acp4")
+    again = start()
+    chat, sink = again.chat("acp4").get(timeout=ASK), Sink(encode)
+    chat.core_attach(sink).get(timeout=ASK)
+    second = chat.core_send("what word did I ask you to remember?").get(timeout=ASK)
+    assert turn_ended(sink, second["turnId"])["state"] == "done"
+    assert chat.info().get(timeout=ASK)["agentSessionId"] == native  # the same conversation, loaded
+    asked = mock_openai.message_text(turn_requests(mock)[-1])
+    assert "remember the word alpha" in asked and "Noted: alpha." in asked
+    assert chat.info().get(timeout=ASK)["abilities"]["seen"].get("loadSession") is True

@@ -8,6 +8,7 @@ import http.client
 import socket
 import ssl
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, urlsplit
 
 from web.websocket import no_delay
@@ -28,9 +29,7 @@ class Upstream:
 
     @classmethod
     def parse(cls, url: str) -> "Upstream":
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(parts.scheme.lower(), (parts.hostname or "127.0.0.1").lower(), port, parts.path.rstrip("/"))
+        return _parse(cls, url)
 
     @property
     def origin(self) -> str:
@@ -55,6 +54,14 @@ class Upstream:
         if self.scheme == "https":
             remote = ssl._create_unverified_context().wrap_socket(remote, server_hostname=self.host)  # noqa: S323
         return remote
+
+
+@lru_cache(maxsize=64)
+def _parse(cls, url: str) -> Upstream:
+    """Kept per URL (an Upstream is frozen): the manifest's upstream is parsed once, not per request."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return cls(parts.scheme.lower(), (parts.hostname or "127.0.0.1").lower(), port, parts.path.rstrip("/"))
 
 
 def request_target(environ, upstream: Upstream) -> str:

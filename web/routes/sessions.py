@@ -3,20 +3,38 @@ and close a page's sessions, and list the saved conversations no session holds."
 from __future__ import annotations
 
 import os
+import re
 
 import bottle
 import gevent
 import gevent.event
 
+from actors.harness import HARNESSES
 from actors.harness.modes import SESSION_DEFAULT
 from actors.harness_catalog import command_for, unavailable
-from storage.manifest import HARNESS_IDS
 from web import command_rules as rules
 from web import edge
 from web.edge import Refusal, json_answer, json_body, refusals_as_json
 
 RESUME_TIMEOUT = 120.0  # reading a saved conversation of up to 64 MiB takes seconds on a busy machine
 _UUID_CHARS = set("0123456789abcdefABCDEF-")
+# An ACP agent names its sessions its own way (OpenCode: "ses_" and mixed-case letters): any
+# short id of these characters, kept as given.
+_AGENT_SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def resume_id_of(harness: str, value) -> str | None:
+    """The saved conversation a create names: the CLIs' session ids are UUIDs (compared in lower
+    case), an ACP agent's its own; ValueError for anything else."""
+    if value is None:
+        return None
+    if getattr(HARNESSES[harness], "PROTOCOL", None) == "acp":
+        if not isinstance(value, str) or not _AGENT_SESSION_ID.fullmatch(value):
+            raise ValueError("resumeId must be the agent's session id (its nativeSessionId)")
+        return value
+    if not isinstance(value, str) or len(value) != 36 or not set(value) <= _UUID_CHARS:
+        raise ValueError("resumeId must be the CLI's session id (a UUID)")
+    return value.lower()
 
 
 def remembered_mode(context, directory: str) -> str:
@@ -38,8 +56,9 @@ def install(app, context) -> None:
         body = json_body(request)
         directory = edge.page_directory(context, request.environ, body.get("pageURL"), body.get("target"))
         harness = body.get("harness")
-        if harness not in HARNESS_IDS:
-            raise Refusal(400, f"harness must be one of: {', '.join(HARNESS_IDS)}")
+        # The live table: the two CLIs and the ACP agents the manifest names now.
+        if not isinstance(harness, str) or harness not in HARNESSES:
+            raise Refusal(400, f"harness must be one of: {', '.join(HARNESSES)}")
         model = body.get("model")
         if model is not None:
             try:
@@ -47,10 +66,10 @@ def install(app, context) -> None:
                 model = check_model(model) or None
             except ValueError as exc:
                 raise Refusal(400, str(exc)) from None
-        resume_id = body.get("resumeId")
-        if resume_id is not None and (not isinstance(resume_id, str) or len(resume_id) != 36
-                                      or not set(resume_id) <= _UUID_CHARS):
-            raise Refusal(400, "resumeId must be the CLI's session id (a UUID)")
+        try:
+            resume_id = resume_id_of(harness, body.get("resumeId"))
+        except ValueError as exc:
+            raise Refusal(400, str(exc)) from None
         try:  # the page's pick (null: the CLI's default account); else the last picked
             account = rules.account(body)
         except rules.Invalid as exc:
@@ -61,7 +80,7 @@ def install(app, context) -> None:
         if missing:
             raise Refusal(400, f"harness {harness} is not available: {missing}")
         record = edge.ask(context.registry.create_session(harness, directory, command, model,
-                                                          resume_id.lower() if resume_id else None,
+                                                          resume_id,
                                                           remembered_mode(context, directory), choice))
         if isinstance(record, gevent.event.AsyncResult):  # a resume: the CLI's files are read meanwhile
             record = edge.waited(record, RESUME_TIMEOUT,

@@ -14,8 +14,9 @@ no ``files``, ``saved`` or ``records`` here; a saved conversation is reopened by
 """
 from __future__ import annotations
 
+import json
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from actors.harness import configure_agents
 
@@ -35,6 +36,7 @@ class AcpSpec:
     label: str
     command: tuple[str, ...]
     tested_version: str | None = None
+    environment: dict = field(default_factory=dict)  # what the agent's process gets (ASKING_ENVIRONMENT)
 
 
 def find_conversation_cwd(resume_id: str, environ=None) -> str:
@@ -75,9 +77,17 @@ def harness(spec: AcpSpec) -> types.ModuleType:
         PROTOCOL=PROTOCOL, PLAN_MODE=PLAN_MODE, Driver=driver, Projection=Projection, command_line=command_line,
         mode_settings=mode_settings, find_conversation_cwd=find_conversation_cwd,
         listing_command_line=listing_command_line, listing_requests=listing_requests, listing_reply=listing_reply,
-        abilities=abilities, spec=spec)
+        abilities=abilities, spec=spec, AGENT_ENVIRONMENT=dict(spec.environment))
     return face
 
+
+# Agents whose own rules can make them ask before they act, by executable name -> what devhostd
+# puts in their environment for it. An agent that never sends session/request_permission cannot
+# be held to a runtime mode (ACP has no way to make it ask), and OpenCode's default asks nothing:
+# with this it asks devhostd before every edit, command and fetch, and devhostd's mode answers
+# (allows_itself) or the person does. Measured with opencode-ai 1.18.33.
+ASKING_ENVIRONMENT = {"opencode": {"OPENCODE_PERMISSION": json.dumps(
+    {"edit": "ask", "bash": "ask", "webfetch": "ask", "external_directory": "ask"})}}
 
 # The agents devhost's tests drive, by executable name -> the version they pin (tests/peers.sh):
 # what `devhostd doctor` compares an installed one with.
@@ -86,8 +96,9 @@ TESTED_VERSIONS = {"opencode": "1.18.33"}
 
 def spec_for(agent) -> AcpSpec:
     """The spec of an agent the manifest names (storage/manifest_agents.AcpAgent)."""
-    return AcpSpec(agent.id, agent.label, tuple(agent.command),
-                   TESTED_VERSIONS.get(agent.command[0].rsplit("/", 1)[-1]))
+    name = agent.command[0].rsplit("/", 1)[-1]
+    return AcpSpec(agent.id, agent.label, tuple(agent.command), TESTED_VERSIONS.get(name),
+                   dict(ASKING_ENVIRONMENT.get(name, {})))
 
 
 def agents_configured(manifest) -> None:
