@@ -73,11 +73,14 @@ class Sends:
             return
         self._used_command_ids.add(command.command_id)
         message_id = message_id_for(command.command_id)
-        self._deliver(origin, command, prompt, message_id, queued_at)
+        # In flight before it is written: a driver may say at once what became of it (an ACP
+        # agent's prompt waiting behind the running one is "queued" as it is handed over), and
+        # that answer must find the send.
         self._given[message_id] = (origin, command.command_id)
         entry = InFlight(origin, command.command_id, time.monotonic())
         entry.timer = call_later(self._ack_timeout, self._actor_ref, self.ack_timed_out, message_id)
         self._in_flight[message_id] = entry
+        self._deliver(origin, command, prompt, message_id, queued_at)
 
     def refuse_queued(self, reason: str, sockets_only: bool = False) -> None:
         """Answers every queued send (of the sockets only, or of every origin) with an error."""

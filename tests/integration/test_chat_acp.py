@@ -324,3 +324,21 @@ def test_stopping_the_daemon_mid_turn_ends_the_agent_with_it(daemon, openai, dae
     assert daemon.stop() == 0
     assert not tagged_processes(record["id"])
     assert not processes_with_env(f"HOME={daemon_env['HOME']}")
+
+
+@needs("peers")
+def test_a_message_during_a_turn_is_acknowledged_queued_at_once_and_answered_after_the_turn(daemon, openai):
+    openai.add(text_reply(*["story "] * 30, delay=0.1), text_reply("Short now."))
+    record = _opencode(daemon)
+    sock = daemon.connect(record["id"])
+    sock.send_message("tell me a long story")
+    sock.wait_event(lambda p: p.get("method") == "session/update"
+                    and p["params"]["update"]["sessionUpdate"] == "agent_message_chunk", what="the story streaming")
+    second = sock.send_message("keep it short")
+    # ACP cannot steer: the message waits for the turn's end, and the page is told so at once
+    # (not "unconfirmed" after the acknowledgement's time).
+    assert sock.result_for(second, timeout=5)["delivery"] == "queued"
+    _prompt_answer(sock, nth=2)
+    assert "keep it short" in message_text(turns(openai)[1])
+    assert "Short now." in _agent_text(sock)
+    sock.close()
