@@ -23,6 +23,7 @@ from web import edge, security
 from web.control_page import plain_page
 from web.edge import Refusal, json_answer, request_hostname
 from web.routes import changes, compose, conversations, harnesses, panel, sessions, stack
+from web.route_table import with_route_table
 
 ROUTE_FAMILIES = (stack, harnesses, sessions, conversations, panel, compose, changes)
 
@@ -295,7 +296,7 @@ def add_unknown_routes(app: bottle.Bottle) -> None:
 
 
 def build_routes(context: Context) -> bottle.Bottle:
-    app = bottle.Bottle(catchall=True)
+    app = with_route_table(bottle.Bottle(catchall=True))  # its regexes built at the first request
     for family in ROUTE_FAMILIES:
         family.install(app, context)
 

@@ -16,6 +16,7 @@ LOADED_AT_FIRST_USE = [
     "actors.chat",  # the Chat actor: at the first chat
     "actors.harness.claude.protocol", "actors.harness.codex.protocol",  # at the first CLI or model list
     "actors.harness.saved",  # at the first saved-conversation listing or resume
+    "actors.harness.acp.protocol", "actors.harness.acp.projection",  # at the first agent the manifest names
     "actors.agents.activity", "actors.agent_scanner",  # at the first agents request
     "web.chat_socket", "web.thread_socket",  # at the first socket
     "web.core.service",  # at the first chat-core request

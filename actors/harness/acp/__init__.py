@@ -14,18 +14,40 @@ no ``files``, ``saved`` or ``records`` here; a saved conversation is reopened by
 """
 from __future__ import annotations
 
+import importlib
 import json
 import types
 from dataclasses import dataclass, field
 
 from actors.harness import configure_agents
 
-from actors.harness.acp import abilities
-from actors.harness.acp.projection import AcpProjector as Projection
-from actors.harness.acp.protocol import (CLIENT_CAPABILITIES, CLIENT_INFO, PLAN_MODE, PROTOCOL_VERSION,
-                                         AcpDriver, AcpSettings, command_line, mode_settings)
-
 PROTOCOL = "acp"
+
+# The driver, its projection and the abilities are imported at their first use (PEP 562), as the
+# built-in CLIs' faces are: the daemon's start reads the manifest (agents_configured) but needs them
+# only for an agent the manifest names, and they and the effects they import cost ~11 ms to import.
+_FACE = {
+    "abilities": ("actors.harness.acp.abilities", None),
+    "Projection": ("actors.harness.acp.projection", "AcpProjector"),
+    "AcpDriver": ("actors.harness.acp.protocol", "AcpDriver"),
+    "AcpSettings": ("actors.harness.acp.protocol", "AcpSettings"),
+    "CLIENT_CAPABILITIES": ("actors.harness.acp.protocol", "CLIENT_CAPABILITIES"),
+    "CLIENT_INFO": ("actors.harness.acp.protocol", "CLIENT_INFO"),
+    "PLAN_MODE": ("actors.harness.acp.protocol", "PLAN_MODE"),
+    "PROTOCOL_VERSION": ("actors.harness.acp.protocol", "PROTOCOL_VERSION"),
+    "command_line": ("actors.harness.acp.protocol", "command_line"),
+    "mode_settings": ("actors.harness.acp.protocol", "mode_settings"),
+}
+
+
+def __getattr__(name: str):
+    if name not in _FACE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _FACE[name]
+    value = importlib.import_module(module)
+    value = value if attribute is None else getattr(value, attribute)
+    globals()[name] = value  # looked up once
+    return value
 
 
 @dataclass(frozen=True)
@@ -51,6 +73,7 @@ def listing_command_line(command: tuple[str, ...]) -> list[str]:
 
 
 def listing_requests() -> list[dict]:
+    from actors.harness.acp.protocol import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
     return [{"jsonrpc": "2.0", "id": "devhost-init", "method": "initialize",
              "params": {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": CLIENT_CAPABILITIES,
                         "clientInfo": CLIENT_INFO}}]
@@ -70,6 +93,9 @@ def listing_reply(frame: dict) -> list[dict] | None:
 
 def harness(spec: AcpSpec) -> types.ModuleType:
     """The harness module face for one ACP agent (what HARNESSES maps its id to)."""
+    from actors.harness.acp import abilities
+    from actors.harness.acp.projection import AcpProjector as Projection
+    from actors.harness.acp.protocol import PLAN_MODE, AcpDriver, command_line, mode_settings
     driver = type(f"AcpDriver_{spec.id}", (AcpDriver,), {"harness_id": spec.id, "label": spec.label})
     face = types.ModuleType(f"actors.harness.acp[{spec.id}]", f"{spec.label}, an ACP agent (actors/harness/acp/)")
     face.__dict__.update(
