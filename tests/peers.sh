@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the real CLIs the tests drive (Claude Code, Codex, and OpenCode as an ACP agent), the
-# dev server they proxy (Vite), the frameworks the Vite test apps are built with
+# Installs the real CLIs the tests drive (Claude Code, Codex, and OpenCode and Gemini CLI as ACP
+# agents), the dev server they proxy (Vite), the frameworks the Vite test apps are built with
 # (tests/vite_apps.py) and axe-core (the browser tests' accessibility checks), at the pinned
 # versions, into .peers/ of the checkout.
 # The tests put .peers/node_modules/.bin first on the daemon's PATH.
@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 CLAUDE_VERSION=2.1.328
 CODEX_VERSION=0.169.0
 OPENCODE_VERSION=1.18.33  # opencode-ai, the ACP agent (`opencode acp`) of the ACP harness's tests
+GEMINI_VERSION=0.61.0  # @google/gemini-cli, the second ACP agent (`gemini --acp`, tests/actors/test_acp_gemini.py)
 VITE_VERSION=8.4.0  # the dev server behind the proxy in the browser tests
 AXE_VERSION=4.14.1  # axe-core, the accessibility checks the browser tests inject into the panel
 # The frameworks of the Vite test apps (tests/vite_apps.py), each with its Vite plugin.
@@ -26,6 +27,7 @@ if [ -x "$bin/claude" ] && [ -x "$bin/codex" ] && [ -x "$bin/vite" ] \
    && "$bin/claude" --version 2>/dev/null | grep -q "^$CLAUDE_VERSION " \
    && "$bin/codex" --version 2>/dev/null | grep -q " $CODEX_VERSION$" \
    && [ -x "$bin/opencode" ] && "$bin/opencode" --version 2>/dev/null | grep -q "^$OPENCODE_VERSION$" \
+   && [ -x "$bin/gemini" ] && "$bin/gemini" --version 2>/dev/null | grep -q "^$GEMINI_VERSION$" \
    && "$bin/vite" --version 2>/dev/null | grep -q "^vite/$VITE_VERSION " \
    && installed axe-core "$AXE_VERSION" \
    && installed react "$REACT_VERSION" && installed react-dom "$REACT_VERSION" \
@@ -42,6 +44,7 @@ mkdir -p .peers
 npm install --prefix .peers --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
   --legacy-peer-deps \
   "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" \
+  "@google/gemini-cli@$GEMINI_VERSION" \
   "vite@$VITE_VERSION" \
   "axe-core@$AXE_VERSION" \
   "react@$REACT_VERSION" "react-dom@$REACT_VERSION" \
@@ -51,6 +54,7 @@ npm install --prefix .peers --no-save --no-package-lock --no-audit --no-fund --l
 "$bin/claude" --version
 "$bin/codex" --version
 echo "opencode $("$bin/opencode" --version)"
+echo "gemini $("$bin/gemini" --version)"
 "$bin/vite" --version
 echo "axe-core $(node -p "require(\"./.peers/node_modules/axe-core/package.json\").version")"
 for package in react react18 @vitejs/plugin-react vue @vitejs/plugin-vue svelte @sveltejs/vite-plugin-svelte; do

@@ -115,9 +115,12 @@ def harness(spec: AcpSpec) -> types.ModuleType:
 ASKING_ENVIRONMENT = {"opencode": {"OPENCODE_PERMISSION": json.dumps(
     {"edit": "ask", "bash": "ask", "webfetch": "ask", "external_directory": "ask"})}}
 
+# Gemini CLI needs no entry: its own default mode ("default", "Prompts for approval") asks
+# session/request_permission before every command and edit (measured with 0.61.0).
+
 # The agents devhost's tests drive, by executable name -> the version they pin (tests/peers.sh):
 # what `devhostd doctor` compares an installed one with.
-TESTED_VERSIONS = {"opencode": "1.18.33"}
+TESTED_VERSIONS = {"opencode": "1.18.33", "gemini": "0.61.0"}
 
 
 def spec_for(agent) -> AcpSpec:
