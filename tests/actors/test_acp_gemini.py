@@ -6,59 +6,37 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
 import urllib.request
 
 import pytest
 
-from actors.harness import HARNESSES, configure_agents
-from actors.harness.acp import TESTED_VERSIONS, agents_configured
-from storage.manifest import load_manifest
+from actors.harness import HARNESSES
+from actors.harness.acp import TESTED_VERSIONS
 from tests import mock_gemini
 from tests.acp_peers import GEMINI, gemini_env, pinned_gemini, require_gemini
-from tests.actors.shutdown import registries
-from tests.actors.test_acp_harness import items_of, opened, pending_approval
+from tests.actors.acp_host import ASK, agent_host, items_of, opened, pending_approval
 from tests.actors.test_core_chat import turn_ended
 from tests.integration.daemon import tagged_processes
 from tests.tiers import needs
 
-ASK = 60
-
 
 @pytest.fixture
 def gemini(tmp_path, monkeypatch):
-    """The manifest's agent configured as the daemon does, a mock model, Gemini's environment;
-    ``start()`` a Registry whose ``gemini`` harness runs the pinned CLI."""
+    """A mock model and Gemini's environment; ``start()`` a Registry whose ``gemini`` harness runs
+    the pinned CLI."""
     require_gemini()
-    manifest = tmp_path / "devhost.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        name = "acp"
-        [services.app]
-        host = "app.localhost"
-        root = "."
-        [devtools.chat.gemini]
-        protocol = "acp"
-        command = ["{GEMINI}", "--acp"]
-        label = "Gemini"
-    """))
-    loaded = load_manifest(str(manifest))
-    agents_configured(loaded)
     mock = mock_gemini.MockGemini()
     mock.start()
-    for key, value in gemini_env(tmp_path / "home", mock.url).items():
-        monkeypatch.setenv(key, value)
-    project = tmp_path / "project"
-    project.mkdir()
     try:
-        with registries(tmp_path / "data", ASK) as start:
-            yield mock, str(project), lambda: start(loaded.commands)
+        with agent_host(tmp_path, monkeypatch, "gemini", [str(GEMINI), "--acp"], "Gemini",
+                        gemini_env(tmp_path / "home", mock.url)) as (project, start):
+            yield mock, project, start
     finally:
         mock.stop()
-        configure_agents([])
 
 
 def gemini_opened(registry, chat_id: str, project: str, **fields):
-    return opened(registry, chat_id, project, **{"provider": "gemini", **fields})
+    return opened(registry, chat_id, project, "gemini", **fields)
 
 
 @needs("peers")

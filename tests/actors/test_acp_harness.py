@@ -4,73 +4,46 @@ actors), as the manifest names it (``[devtools.chat.opencode] protocol = "acp"``
 from __future__ import annotations
 
 import os
-import textwrap
 
 import pytest
 
-from actors.harness import HARNESSES, PROVIDERS, configure_agents
-from actors.harness.acp import agents_configured
-from storage.manifest import load_manifest
+from actors.harness import HARNESSES, PROVIDERS
 from tests import mock_openai
 from tests.acp_peers import OPENCODE, TITLE_MARKER, opencode_env, require_opencode, tool_reply
-from tests.actors.shutdown import registries, stop_registry
+from tests.actors.acp_host import ASK, agent_host, item_of, items_of, pending_approval
+from tests.actors.acp_host import opened as host_opened
+from tests.actors.shutdown import stop_registry
 from tests.actors.test_core_chat import turn_ended
 from tests.integration.daemon import tagged_processes
 from tests.sinks import Sink
 from tests.tiers import needs
 from web.core.wire import encode
 
-ASK = 60
-
 
 @pytest.fixture
 def opencode(tmp_path, monkeypatch):
-    """The manifest's agent configured as the daemon does, a mock model, OpenCode's environment;
-    ``start()`` a Registry whose ``opencode`` harness runs the pinned binary."""
+    """A mock model and OpenCode's environment; ``start()`` a Registry whose ``opencode`` harness
+    runs the pinned binary."""
     require_opencode()
-    manifest = tmp_path / "devhost.toml"
-    manifest.write_text(textwrap.dedent(f"""
-        name = "acp"
-        [services.app]
-        host = "app.localhost"
-        root = "."
-        [devtools.chat.opencode]
-        protocol = "acp"
-        command = ["{OPENCODE}", "acp"]
-        label = "OpenCode"
-    """))
-    loaded = load_manifest(str(manifest))
-    agents_configured(loaded)
     mock = mock_openai.MockOpenAI()
     mock.route(TITLE_MARKER, *[mock_openai.text_reply("A title")] * 20)
     mock.start()
-    # OpenCode's own config asks nothing (its default): devhostd makes it ask (ASKING_ENVIRONMENT).
-    for key, value in opencode_env(tmp_path / "home", mock.url).items():
-        monkeypatch.setenv(key, value)
-    project = tmp_path / "project"
-    project.mkdir()
     try:
-        with registries(tmp_path / "data", ASK) as start:
-            yield mock, str(project), lambda: start(loaded.commands)
+        # OpenCode's own config asks nothing (its default): devhostd makes it ask (ASKING_ENVIRONMENT).
+        with agent_host(tmp_path, monkeypatch, "opencode", [str(OPENCODE), "acp"], "OpenCode",
+                        opencode_env(tmp_path / "home", mock.url)) as (project, start):
+            yield mock, project, start
     finally:
         mock.stop()
-        configure_agents([])
 
 
 def opened(registry, chat_id: str, project: str, **fields):
-    registry.create_chat({"chatId": chat_id, "cwd": project, "provider": "opencode", **fields}).get(timeout=ASK)
-    chat, sink = registry.chat(chat_id).get(timeout=ASK), Sink(encode)
-    chat.core_attach(sink).get(timeout=ASK)
-    return chat, sink
+    return host_opened(registry, chat_id, project, "opencode", **fields)
 
 
 def turn_requests(mock) -> list[dict]:
     """The model requests of turns (the title requests OpenCode makes beside them left out)."""
     return [body for body in mock.requests if TITLE_MARKER not in str(body)]
-
-
-def items_of(chat) -> list[dict]:
-    return chat.history(None, 100).get(timeout=ASK)["items"]
 
 
 @needs("peers")
@@ -96,16 +69,6 @@ def test_a_turn_streams_the_agents_text_into_the_thread_and_ends_done(opencode):
     assert "mock/gpt-5.5" in {model["id"] for model in abilities["models"]}
     kept = registry.agents_measured().get(timeout=ASK)["opencode"]
     assert kept["agent"] == abilities["agent"] and kept["measuredAt"] > 0
-
-
-def pending_approval(sink) -> dict:
-    frame = sink.wait_for(lambda f: item_of(f).get("kind") == "approval" and item_of(f).get("decision") == "pending",
-                          "an approval")
-    return item_of(frame)
-
-
-def item_of(frame: dict) -> dict:
-    return (frame["payload"]["event"].get("item") or {}) if frame.get("event") == "chat.event" else {}
 
 
 @needs("peers")

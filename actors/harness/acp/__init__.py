@@ -14,7 +14,7 @@ no ``files``, ``saved`` or ``records`` here; a saved conversation is reopened by
 """
 from __future__ import annotations
 
-import importlib
+from actors.harness.lazy import lazy_names
 import json
 import types
 from dataclasses import dataclass, field
@@ -40,14 +40,7 @@ _FACE = {
 }
 
 
-def __getattr__(name: str):
-    if name not in _FACE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _FACE[name]
-    value = importlib.import_module(module)
-    value = value if attribute is None else getattr(value, attribute)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_names(globals(), _FACE)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ The names below are the harness's face (actors/harness/__init__.py lists the har
 """
 from __future__ import annotations
 
-import importlib
+from actors.harness.lazy import lazy_names
 
 # The face's names are imported from their modules at their first use (PEP 562): the protocol and
 # its projection are much of the daemon's code, and what needs only this CLI's files (the agents
@@ -41,10 +41,4 @@ __all__ = ["DEFAULT_COMMAND", "HARNESS_ID", "LABEL", "PLAN_MODE", "TESTED_VERSIO
            "mode_settings", "models_from_initialize", "session_only"]
 
 
-def __getattr__(name: str):
-    if name not in _FACE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = _FACE[name]
-    value = getattr(importlib.import_module(module), attribute)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_names(globals(), _FACE)
