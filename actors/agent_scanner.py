@@ -3,9 +3,9 @@
 - ``agents(directory)`` answers from the last scan while it is younger than five seconds, else
   scans first. The actor handles one message at a time, so requests that arrive during a scan
   wait for it and share it (one scan, however many pages ask).
-- ``watch(directory, sink)`` opens an activity stream: a fresh scan says which agents run now
-  (followed from their transcripts' ends); while any stream is open a ticker greenlet tells
-  the actor to ``poll``: read what the followed transcripts gained, and every
+- ``watch(directory, sink, opened_ms)`` opens an activity stream: a fresh scan says which agents
+  run now (followed from their transcripts' ends as of the stream's opening); while any stream
+  is open a ticker greenlet tells the actor to ``poll``: read what the followed transcripts gained, and every
   ``RESCAN_SECONDS`` scan again for agents that came, went or switched sessions. Each event
   goes to the sink as one encoded JSON message (``sink.push(bytes)``, which never blocks).
 - ``unwatch`` (a tell) stops a stream's watching.
@@ -81,11 +81,13 @@ class AgentScanner(pykka.ThreadingActor):
 
     # ---- activity streams -----------------------------------------------------------------
 
-    def watch(self, directory: str, sink) -> int:
+    def watch(self, directory: str, sink, opened_ms: int | None = None) -> int:
+        """``opened_ms``: when the stream opened (the agents running then are followed from
+        their transcripts' ends as of that moment, however long this scan takes)."""
         result = self._scan(WATCH_FRESH_SECONDS)
         self._next_watch += 1
         from actors.agents.activity import Watch  # at the first stream: the transcripts' parsers
-        watch = Watch(directory, sink)
+        watch = Watch(directory, sink, opened_ms)
         watch.start(result.agents, result.errors)
         self._watches[self._next_watch] = watch
         if self._ticker is None or self._ticker.dead:

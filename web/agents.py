@@ -15,6 +15,7 @@ timeout, at the edge.
 from __future__ import annotations
 
 import os
+import time
 
 import bottle
 import gevent.lock
@@ -158,15 +159,17 @@ def install_routes(app: bottle.Bottle, context) -> None:
 def _check_stream(context, environ):
     _only_control_origin(context, environ)
     directory = _directory(context, environ, edge.query(environ))
-    return _scanner(context), directory
+    # The stream follows "from the moment it opens": this moment, before the upgrade is
+    # answered, so nothing the page's agents write once it reads "live" is taken as history.
+    return _scanner(context), directory, int(time.time() * 1000)
 
 
 def serve_activity(ws, checked) -> None:
-    scanner, directory = checked
+    scanner, directory, opened_ms = checked
 
     def attach(sink):
         try:
-            return scanner.watch(directory, sink).get(timeout=ASK_TIMEOUT)
+            return scanner.watch(directory, sink, opened_ms).get(timeout=ASK_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - the scanner is busy or stopping; the page reconnects
             daemon_log(f"agents: an activity stream could not start: {exc!r}")
             # A watch registered after all is dropped at the scanner's next poll (its sink is closed).

@@ -1,9 +1,13 @@
 """The activity stream of one page: the top-level agents of its directory, followed.
 
 - When the stream opens, each agent already running is followed from the end of its
-  transcript (no history). "Could not read it yet" is never "nothing there": a transcript or
-  database not readable at the opening is followed from its end as first read, and agents of
-  a harness the opening scan could not read count as present at the opening when they turn up.
+  transcript (no history). "The end" is the one at the moment the stream opened (before its
+  upgrade was answered), not the later moment its opening scan finished: a transcript written
+  since is read back a little and what is newer than the opening goes out. (OpenCode's
+  database is followed from its end at the opening scan.) "Could not read it yet" is never
+  "nothing there": a transcript or database not readable at the opening is followed from its
+  end as first read, and agents of a harness the opening scan could not read count as present
+  at the opening when they turn up.
 - An agent that appears later (a new process) is followed from the start of its transcript:
   a new session has only new records, and a resumed old session is replayed, as the seed asks.
   The same goes for an agent that switches to another session (Claude Code's in-place
@@ -65,21 +69,23 @@ def _parse(line: bytes) -> dict | None:
 class Follow:
     """One agent's transcript, read from an offset (or an OpenCode session from a seq)."""
 
-    def __init__(self, found: Found, from_end: bool):
+    def __init__(self, found: Found, from_end: bool, opened_ms: int | None = None):
         self.harness = found.harness
         self.pid = found.pid
         self.target = found.follow
         self._watermark: int | None = None  # the newest timestamp sent
         # A stream that starts at the end sends nothing older than its opening, even when the
         # file is rewritten before anything was sent.
-        self._floor: int | None = ev.now_ms() if from_end else None
+        self._floor: int | None = (opened_ms or ev.now_ms()) if from_end else None
         self._sent: dict[str, None] = {}  # ids of the records read (the last SENT_IDS), oldest first
         self._catching_up = False  # re-reading a replaced or truncated file
         self._tail = None
         self._connection = None
         self._more = False  # OpenCode: the last read stopped at its limit
         if self.target[0] == "file":
-            self._tail = Tail(self.target[1], from_end)
+            self._tail = Tail(self.target[1], from_end,
+                              since_ns=self._floor * 1_000_000 if self._floor is not None else None)
+            self._catching_up = self._tail.looked_back  # only what is newer than the opening goes out
             self._parser = PARSERS[self.harness]()
         else:
             self._parser = opencode.OpencodeParser()
@@ -178,9 +184,10 @@ class Follow:
 class Watch:
     """One stream: its directory, the agents seen, what is followed."""
 
-    def __init__(self, directory: str, sink):
+    def __init__(self, directory: str, sink, opened_ms: int | None = None):
         self.directory = directory
         self.sink = sink
+        self.opened_ms = opened_ms or ev.now_ms()  # "from the moment it opens"
         self._seen: dict[str, tuple[Found, object]] = {}  # key -> (agent, what it follows)
         self._follows: dict[str, Follow] = {}
         self._unknown: set[str] = set()  # harnesses not scanned when the stream opened
@@ -194,7 +201,7 @@ class Watch:
             if inside(found.cwd, self.directory):
                 self._seen[found.key] = (found, found.follow)
                 if found.follow:
-                    self._follows[found.key] = Follow(found, from_end=True)
+                    self._follows[found.key] = Follow(found, from_end=True, opened_ms=self.opened_ms)
 
     def update(self, agents, failed=()) -> list[dict]:
         """Messages for agents that came and went; new follows for new agents and sessions.
@@ -210,7 +217,7 @@ class Watch:
             if known is None and (found.harness in self._unknown or EVERY_HARNESS in self._unknown):
                 self._seen[key] = (found, found.follow)
                 if found.follow:
-                    self._follows[key] = Follow(found, from_end=True)
+                    self._follows[key] = Follow(found, from_end=True, opened_ms=self.opened_ms)
                 continue
             if known is None:
                 where = subdirectory(found.cwd, self.directory)

@@ -29,6 +29,8 @@ HEAD = 4096
 MAX_LINE = 16 * 1024 * 1024
 READ_BUDGET = 256 * 1024
 REPLAY_MAX = 4 * 1024 * 1024  # a replayed session starts at most this far from its end
+LOOK_BACK = READ_BUDGET  # how far before its end a transcript written since a stream opened is read
+LOOK_BACK_SLACK_NS = 2_000_000_000  # mtimes of coarse file systems, and clocks read a moment apart
 
 
 class Summary:
@@ -235,8 +237,12 @@ def read_first_line(path: str, limit: int = 1024 * 1024) -> dict | None:
 class Tail:
     """Follows one file for the activity stream; see the module docstring."""
 
-    def __init__(self, path: str, from_end: bool):
+    def __init__(self, path: str, from_end: bool, since_ns: int | None = None):
+        """``since_ns`` (with ``from_end``): the moment "the end" means. A file written since
+        then may have gained lines after that moment and before this one: its last
+        ``LOOK_BACK`` bytes are read too (``looked_back``), for the reader to keep what is newer."""
         self.path = path
+        self.looked_back = False
         self._ident: tuple[int, int] | None = None
         self._offset = 0
         self._buffer = b""
@@ -252,7 +258,11 @@ class Tail:
             self._to_end = from_end  # could not read it yet is not "nothing there"
             return
         self._ident = (st.st_dev, st.st_ino)
-        if from_end:
+        if from_end and since_ns is not None and st.st_mtime_ns >= since_ns - LOOK_BACK_SLACK_NS:
+            self._offset = max(0, st.st_size - LOOK_BACK)
+            self._skipping = self._offset > 0  # up to the first line boundary
+            self.looked_back = True
+        elif from_end:
             self._offset = st.st_size
         elif st.st_size > REPLAY_MAX:
             self._offset = st.st_size - REPLAY_MAX

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 
+from actors.agents import events as ev
 from actors.agents.activity import Watch
 from actors.agents.rows import Found
 from tests.sinks import Sink
@@ -20,12 +21,26 @@ def _kinds(messages):
 
 def test_agents_running_at_open_are_followed_from_the_end(tmp_path):
     path = tmp_path / "a.jsonl"
-    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="before the stream"))
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="before the stream", ms=ev.now_ms() - 1000))
     watch = Watch("/w/p", Sink())
     watch.start([_agent(1, path)])
     assert watch.read() == []
     append_jsonl(path, pi_message("user", text="after"), pi_message("assistant", text="done"))
     assert _kinds(watch.read()) == [(1, "turn_start", "after"), (1, "turn_end", "done")]
+
+
+def test_the_end_is_the_one_at_the_opening_not_when_the_opening_scan_finished(tmp_path):
+    """The page reads "live" once its upgrade is answered; the opening scan may finish later.
+    What an agent wrote in between is new, not history."""
+    path = tmp_path / "a.jsonl"
+    opened = ev.now_ms()
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history", ms=opened - 1000),
+                 pi_message("user", text="written during the opening scan", ms=opened + 5))
+    watch = Watch("/w/p", Sink(), opened_ms=opened)
+    watch.start([_agent(1, path)])
+    assert _kinds(watch.read()) == [(1, "turn_start", "written during the opening scan")]
+    append_jsonl(path, pi_message("assistant", text="done"))
+    assert _kinds(watch.read()) == [(1, "turn_end", "done")]
 
 
 def test_an_agent_that_appears_later_is_replayed_from_the_start(tmp_path):
@@ -102,7 +117,7 @@ def test_long_lines_are_parsed_and_their_text_cut(tmp_path):
 
 def test_a_moment_of_not_knowing_the_transcript_does_not_replay_it(tmp_path):
     path = tmp_path / "a.jsonl"
-    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history", ms=ev.now_ms() - 1000))
     watch = Watch("/w/p", Sink())
     watch.start([_agent(9, path)])
     assert watch.update([_agent(9, None)]) == []  # e.g. a registry read mid-write
@@ -190,7 +205,7 @@ def test_huge_lines_are_never_parsed_whole(tmp_path, monkeypatch):
 
 def test_agents_of_a_harness_not_read_at_open_are_not_replayed(tmp_path):
     path = tmp_path / "a.jsonl"
-    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history", ms=ev.now_ms() - 1000))
     watch = Watch("/w/p", Sink())
     watch.start([], failed={"pi": "its scanner failed"})
     assert watch.update([], failed={"pi": "its scanner failed"}) == []
@@ -214,7 +229,7 @@ def test_a_whole_failed_scan_takes_no_agent_as_gone(tmp_path):
 def test_a_transcript_not_readable_at_open_is_followed_from_its_end(tmp_path, monkeypatch):
     from actors.agents import jsonl
     path = tmp_path / "a.jsonl"
-    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history"))
+    append_jsonl(path, pi_header("/w/p"), pi_message("user", text="history", ms=ev.now_ms() - 1000))
     stat = os.stat
 
     def denied(target, *args, **kwargs):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 from actors.agents import jsonl
 from actors.agents.jsonl import Summaries, Summary, Tail
@@ -142,6 +143,20 @@ def test_a_tail_from_the_end_returns_only_what_is_appended_and_holds_partial_lin
     assert tail.read() == [b'{"n": 2}']
     _write(path, raw=b'3}\n')
     assert tail.read() == [b'{"n": 3}']
+
+
+def test_a_tail_from_the_end_as_of_an_earlier_moment_looks_back_only_if_written_since(tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonl, "LOOK_BACK", 100)
+    path = tmp_path / "t.jsonl"
+    _write(path, *[{"n": n} for n in range(100)])
+    opened_ns = time.time_ns()
+    os.utime(path, ns=(opened_ns - 10 * 10**9,) * 2)  # untouched since well before the moment
+    assert Tail(str(path), from_end=True, since_ns=opened_ns).read() == []
+    os.utime(path, ns=(opened_ns,) * 2)  # written since: the last lines are read (whole ones)
+    tail = Tail(str(path), from_end=True, since_ns=opened_ns)
+    lines = tail.read()
+    assert tail.looked_back and 5 <= len(lines) <= 12 and json.loads(lines[-1]) == {"n": 99}
+    assert all(line.startswith(b"{") for line in lines)
 
 
 def test_a_tail_from_the_start_reads_everything_in_budgets(tmp_path):
