@@ -24,7 +24,7 @@ from actors.chatlog import daemon_log
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool, spawn_logged
 from actors.harness import BUILT_IN, HARNESS_PROVIDERS, HARNESSES, PROVIDERS
-from actors.harness.modes import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
+from actors.harness.mode_names import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode
 from actors.harness_catalog import command_for
 from actors.tell import tell
 from storage.agent_abilities import AgentAbilities

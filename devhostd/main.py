@@ -27,7 +27,7 @@ if refusal():  # before web, actors and storage are imported: they may be anothe
 from actors import proctree
 from actors.agent_tokens import AgentTokens
 from actors.chatlog import daemon_log
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 from actors.harness_catalog import HarnessCatalog
 from actors.registry import CoreClients, Registry
 from actors.visual_store import VisualStore

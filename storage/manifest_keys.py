@@ -7,7 +7,6 @@ table, and the closest key devhostd knows there.
 """
 from __future__ import annotations
 
-import difflib
 
 from storage.manifest_agents import ACP_KEYS
 
@@ -50,6 +49,7 @@ def _walk(table: dict, schema: dict, where: list[str], path: str, warnings: list
 
 def unknown_key_warning(path: str, where: list[str], key: str, known: list[str]) -> str:
     table = f"[{'.'.join(where)}]" if where else "the top level"
+    import difflib  # only for a misspelling: not at every start
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     home = _HOMES.get(key)
     if close:
@@ -79,5 +79,6 @@ _HOMES = _homes(SCHEMA)
 def hint_for_missing(table: dict, wanted: str) -> str:
     """For a required key that is missing: the key written in its place, if one looks like it."""
     present = [k for k in table if isinstance(k, str) and k != wanted]
+    import difflib
     close = difflib.get_close_matches(wanted, present, n=1, cutoff=0.6)
     return f" (`{close[0]}` here looks like a misspelling of `{wanted}`)" if close else ""

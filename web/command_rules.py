@@ -6,7 +6,7 @@ The limits are the seed's where it gives one (a task's id and a subagent's 1..25
 """
 from __future__ import annotations
 
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 
 MAX_ITEM_ID = 300
 MAX_BACKGROUND_ID = 256  # a task's or a subagent's id

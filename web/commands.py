@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from actors.core.attachments import image_type
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 from actors.messages import Interrupt, Respond, Send, is_lowercase_uuid  # noqa: F401 - parsed into
 from web import command_rules as rules
 

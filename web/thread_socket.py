@@ -40,7 +40,7 @@ import json
 from actors.chatlog import daemon_log
 from actors.core.history import MAX_PAGE_ITEMS, PAGE_ITEMS
 from actors.errors import ChatError
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 from actors.messages import ChatBookmarks, ChatEvent, ChatVisuals, CommandResult, Notice, SessionState
 from actors.tell import tell
 from web import command_rules as rules

@@ -56,7 +56,7 @@ from actors.durable_face import DurableFace, provider_of
 from actors.errors import ChatError
 from actors.guard import guarded
 from actors.harness import effects as fx
-from actors.harness.modes import stored_mode
+from actors.harness.mode_names import stored_mode
 from actors.messages import Send
 from actors.native_face import NativeFace
 from actors.status import session_status

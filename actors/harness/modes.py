@@ -11,21 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-# Narrowest to widest.
-RUNTIME_MODES = ("supervised", "auto-accept-edits", "auto", "full-access")
-CORE_DEFAULT = "full-access"  # the seed's default for a core chat that names none
-SESSION_DEFAULT = "supervised"  # a panel conversation until the person picks a mode
-
-
-def stored_mode(info: dict) -> str:
-    """The mode a chat read from disk runs under. One saved before modes were enforced (its info
-    has no effectiveRuntimeMode) ran under the CLI's own settings, which ask before edits and
-    commands, whatever its runtimeMode said (then only a default nobody chose): it goes on
-    supervised, so no record widens what an agent may do."""
-    if "effectiveRuntimeMode" not in info:
-        return "supervised"
-    mode = info.get("runtimeMode")
-    return mode if mode in RUNTIME_MODES else "supervised"
+from actors.harness.mode_names import CORE_DEFAULT, RUNTIME_MODES, SESSION_DEFAULT, stored_mode  # noqa: F401
 
 # Claude Code's file-editing tools and where each names its file.
 CLAUDE_EDIT_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",

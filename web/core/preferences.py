@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from actors.errors import ChatError
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 from actors.harness import PROVIDERS
 
 MAX_SELECTION_KEYS = 16

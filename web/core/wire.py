@@ -2,12 +2,13 @@
 encoded a piece at a time, so a 20 MB chat's snapshot never holds the hub)."""
 from __future__ import annotations
 
-from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
 from web.sockets import LIST_HERE, LONG_LIST, frame, frame_with_list
 
 
 def encode(message) -> list[bytes]:
     """The core protocol's event frames for what a chat tells its clients (actors/messages.py)."""
+    # At the first frame, not at start: its message classes cost start-up ~4 ms to define.
+    from actors.messages import ChatBookmarks, ChatEvent, ChatStatus, ChatVisuals
     if isinstance(message, ChatEvent):
         payload = {"chatId": message.chat_id, "event": message.event, "seq": message.seq}
         return [frame({"type": "event", "event": "chat.event", "payload": payload})]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bottle
 import gevent
 
-from actors.harness.modes import RUNTIME_MODES
+from actors.harness.mode_names import RUNTIME_MODES
 from storage.panel import PanelError, validate_position
 from web import edge
 from web.edge import Refusal, json_answer, json_body, refusals_as_json

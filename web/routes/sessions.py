@@ -10,7 +10,7 @@ import gevent
 import gevent.event
 
 from actors.harness import HARNESSES
-from actors.harness.modes import SESSION_DEFAULT
+from actors.harness.mode_names import SESSION_DEFAULT
 from actors.harness_catalog import command_for, unavailable
 from web import command_rules as rules
 from web import edge
