@@ -76,6 +76,8 @@ def clean_request(entry, source: str = "page") -> dict | None:
 
 @dataclass
 class Page:
+    """One open page: where it is, its socket, and the errors and requests it reported last."""
+
     page_id: str
     url: str
     directory: str

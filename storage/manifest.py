@@ -49,6 +49,8 @@ class ManifestError(ValueError):
 
 @dataclass(frozen=True)
 class Service:
+    """One routed service: a hostname, the checkout it serves, and its dev server if it has one."""
+
     name: str
     host: str  # routed hostname, lower case, no port
     root: str  # absolute path of the checkout
@@ -57,6 +59,8 @@ class Service:
 
 @dataclass(frozen=True)
 class Manifest:
+    """A read manifest (or the embedded default): the stack's services and its chat settings."""
+
     path: str | None  # None: the embedded default (no manifest file)
     name: str
     services: tuple[Service, ...]

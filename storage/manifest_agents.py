@@ -27,6 +27,8 @@ class AgentTableError(ValueError):
 
 @dataclass(frozen=True)
 class AcpAgent:
+    """An ACP agent the manifest names: its harness id, the command that starts it, its label."""
+
     id: str
     command: tuple[str, ...]
     label: str

@@ -53,6 +53,8 @@ def serve_visual(*args):
 
 @dataclass
 class Context:
+    """What every request handler may reach: the manifest, the actors, the daemon's address."""
+
     manifests: ManifestSource
     registry: pykka.ActorProxy  # every conversation (actors/registry.py)
     catalog: pykka.ActorProxy
