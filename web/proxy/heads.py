@@ -125,7 +125,7 @@ def response_plan(response, method: str, environ, upstream: Upstream):
     is_html = (response.getheader("Content-Type") or "").split(";")[0].strip().lower() == "text/html"
     encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
     has_body = response.status not in (204, 304) and response.status >= 200
-    lengths = response.headers.get_all("Content-Length") or []
+    lengths = response.get_all("Content-Length")
     # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
     # beside it, and a status that has a body at all.
     keep_length = (len(set(v.strip() for v in lengths)) == 1 and lengths[0].strip().isdigit()
@@ -153,7 +153,7 @@ def response_plan(response, method: str, environ, upstream: Upstream):
         headers.append((name, value))
     if inject:
         # A cache must not give this page (with the panel) to a fetch() of the same address.
-        varied = [v.strip() for v in ",".join(response.headers.get_all("Vary") or []).split(",") if v.strip()]
+        varied = [v.strip() for v in ",".join(response.get_all("Vary")).split(",") if v.strip()]
         if not any(v.lower() in ("sec-fetch-dest", "*") for v in varied):
             varied.append("Sec-Fetch-Dest")
         headers.append(("Vary", ", ".join(varied)))

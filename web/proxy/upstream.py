@@ -47,6 +47,11 @@ class Upstream:
                                                context=ssl._create_unverified_context())  # noqa: S323
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
+    def client(self, timeout: float):
+        """The proxy's lean HTTP/1.1 connection (web/proxy/client.py), not connected yet."""
+        from web.proxy.client import UpstreamConnection
+        return UpstreamConnection(self, timeout)
+
     def open_socket(self, timeout: float) -> socket.socket:
         """A connected socket (TLS for https) with Nagle off, for a tunnel; OSError if unreachable."""
         remote = socket.create_connection((self.host, self.port), timeout=timeout)
