@@ -57,16 +57,31 @@ def prefers_html(accept: str) -> bool:
     return html > 0 and html >= max(weights.values())
 
 
+def _header_name(key: str) -> tuple[str, str]:
+    """(name, its lowercase) of an environ key such as HTTP_ACCEPT_ENCODING, kept per key: a
+    browser sends the same dozen names on every request."""
+    known = _HEADER_NAMES.get(key)
+    if known is None:
+        name = key[5:].replace("_", "-").title()
+        known = (name, name.lower())
+        if len(_HEADER_NAMES) < 1024:  # names a client makes up are not kept for ever
+            _HEADER_NAMES[key] = known
+    return known
+
+
+_HEADER_NAMES: dict[str, tuple[str, str]] = {}
+
+
 def request_headers(environ, narrow: bool = False) -> list[tuple[str, str]]:
     """The browser's headers for the upstream. ``narrow`` (an answer devhostd may rewrite):
     ``Accept-Encoding`` keeps only the encodings devhostd can undo; otherwise it passes as is."""
     headers = []
-    listed = _connection_tokens(environ.get("HTTP_CONNECTION", ""))
+    connection = environ.get("HTTP_CONNECTION")
+    listed = _connection_tokens(connection) if connection else ()
     for key, value in environ.items():
         if not key.startswith("HTTP_"):
             continue
-        name = key[5:].replace("_", "-").title()
-        lower = name.lower()
+        name, lower = _header_name(key)
         if lower in HOP_BY_HOP or lower in listed or lower == "x-forwarded-for" \
                 or (narrow and lower == "accept-encoding"):
             continue
