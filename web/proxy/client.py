@@ -82,7 +82,11 @@ class UpstreamConnection:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")  # UnicodeEncodeError is a ValueError
         sock = self.sock
         if body is None:
-            sock.sendall(head)
+            # One send, most often all of it: gevent's sendall asks the socket its buffer size
+            # (a system call) before every send.
+            sent = sock.send(head)
+            if sent < len(head):
+                sock.sendall(head[sent:])
             return
         pending = head  # the head goes out with the body's first piece
         for data in body:

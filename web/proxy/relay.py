@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import weakref
 
 import gevent
 
@@ -132,6 +133,19 @@ def _stale(exc: Exception) -> bool:
                             http.client.BadStatusLine, ConnectionAbortedError))
 
 
+# The hub's readable-watch of each browser socket, made at its first proxied answer and kept for
+# the ones after it on the same connection (made anew, one cost a system call per answer); it goes
+# with the socket, stopped: a watch is only started while an answer streams.
+_WATCHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _readable_watch(client_socket):
+    watch = _WATCHES.get(client_socket)
+    if watch is None:
+        watch = _WATCHES[client_socket] = gevent.get_hub().loop.io(client_socket.fileno(), 1)  # 1: readable
+    return watch
+
+
 class _ResponseBody:
     """The streamed body; pywsgi calls close() also when the browser went away mid-way."""
 
@@ -159,8 +173,7 @@ class _ResponseBody:
 
     def _stop_io_watch(self):
         if self._io_watch is not None:
-            self._io_watch.stop()
-            self._io_watch.close()
+            self._io_watch.stop()  # kept for the connection's next answer (_readable_watch)
             self._io_watch = None
 
     def _watch_client(self):
@@ -190,7 +203,7 @@ class _ResponseBody:
 
     def __iter__(self):
         if self._client_socket is not None and self._upstream_socket is not None:
-            self._io_watch = gevent.get_hub().loop.io(self._client_socket.fileno(), 1)  # 1: readable
+            self._io_watch = _readable_watch(self._client_socket)
             self._io_watch.start(self._client_readable)
         try:
             yield from self._relay()
