@@ -223,7 +223,10 @@ class Response:
             self._finished()
 
     def _will_close(self, version: str) -> bool:
-        tokens = {t.strip().lower() for v in self._index.get("connection", ()) for t in v.split(",")}
+        connection = self._index.get("connection")
+        if connection is None and version == "HTTP/1.1":
+            return False  # most answers: kept alive, nothing to look at
+        tokens = {t.strip().lower() for v in connection or () for t in v.split(",")}
         if "close" in tokens:
             return True
         if version == "HTTP/1.1":

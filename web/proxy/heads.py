@@ -21,6 +21,8 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 # encoding, its digests and its validator (a cache would pair the upstream's ETag with it).
 REWRITTEN = frozenset({"content-length", "content-encoding", "content-md5", "digest", "repr-digest",
                        "content-digest", "etag"})
+_SPECIAL = HOP_BY_HOP | {"content-length", "location"}
+_SPECIAL_INJECTED = _SPECIAL | REWRITTEN | {"vary"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LINE_BREAKS = re.compile(r"[\r\n]+[ \t]*")
 
@@ -135,8 +137,9 @@ def clean(value: str) -> str:
 
 def response_plan(response, method: str, environ, upstream: Upstream):
     """(headers for the browser, whether to inject the script, a decoder or None), from the
-    head of the upstream's ``http.client`` response."""
-    listed = _connection_tokens(response.getheader("Connection") or "")
+    head of the upstream's response (web/proxy/client.py)."""
+    connection = response.getheader("Connection")
+    listed = _connection_tokens(connection) if connection else ()
     is_html = (response.getheader("Content-Type") or "").split(";")[0].strip().lower() == "text/html"
     encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
     has_body = response.status not in (204, 304) and response.status >= 200
@@ -150,21 +153,26 @@ def response_plan(response, method: str, environ, upstream: Upstream):
         and encoding in DECODABLE and method != "HEAD" and response.getheader("Content-Range") is None \
         and is_navigation(environ)
     headers = []
+    special = _SPECIAL_INJECTED if inject else _SPECIAL  # the names that need more than passing on
+    seen_length = False
     for name, value in response.getheaders():
         lower = name.lower()
-        if lower in HOP_BY_HOP or lower in listed:
-            continue
-        if lower == "content-length":
-            if not keep_length or any(n.lower() == "content-length" for n, _ in headers):
+        if lower in special or lower in listed:
+            if lower in HOP_BY_HOP or lower in listed:
                 continue
-            value = value.strip()
-        if inject and lower in REWRITTEN:
-            continue  # the body changes: sent chunked and decoded, without the upstream's validator
-        if inject and lower == "vary":
-            continue  # given again below, with what decided the panel
-        value = clean(value)
-        if lower == "location":
-            value = rewrite_location(value, upstream, environ.get("HTTP_HOST", ""))
+            if inject and (lower in REWRITTEN or lower == "vary"):
+                # The body changes: sent chunked and decoded, without the upstream's validator;
+                # Vary is given again below, with what decided the panel.
+                continue
+            if lower == "content-length":
+                if not keep_length or seen_length:
+                    continue
+                seen_length = True
+                value = value.strip()
+            elif lower == "location":
+                value = rewrite_location(clean(value), upstream, environ.get("HTTP_HOST", ""))
+        if "\r" in value or "\n" in value:
+            value = _LINE_BREAKS.sub(" ", value)
         headers.append((name, value))
     if inject:
         # A cache must not give this page (with the panel) to a fetch() of the same address.
