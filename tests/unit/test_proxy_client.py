@@ -147,7 +147,8 @@ def test_keep_alive_follows_the_version_and_connection_header():
 
 
 @pytest.mark.parametrize("answer", [
-    b"SSH-2.0-OpenSSH_9.6\r\n\r\n", b"HTTP/1.1 abc OK\r\n\r\n", b"HTTP/1.1 20 OK\r\n\r\n", b"HTTP/1.1\r\n\r\n",
+    b"SSH-2.0-OpenSSH_9.6\r\n\r\n", b"HTTP/1.1 abc OK\r\n\r\n", "HTTP/1.1 2\u00b2\u00b3 OK\r\n\r\n".encode("latin-1"),
+    b"HTTP/1.1 20 OK\r\n\r\n", b"HTTP/1.1\r\n\r\n",
     b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", b"HTTP/1.1 200 OK\r\n folded first\r\n\r\n",
     b"HTTP/1.1 200 OK\r\nX" + b"x" * 70000 + b": 1\r\n\r\n", b"HTTP/1.1 200 OK\r\n" + b"X-A: 1\r\n" * 101 + b"\r\n",
     b"HTTP/1.1 200 OK\r\nContent-Le", b"",

@@ -165,7 +165,7 @@ def parse_head(head: bytes):
     if len(parts) < 2 or not parts[0].startswith("HTTP/"):
         raise BadStatusLine(status_line)
     version, code = parts[0], parts[1]
-    if len(code) != 3 or not code.isdigit() or not 100 <= int(code) <= 999:
+    if len(code) != 3 or not (code.isascii() and code.isdigit()) or not 100 <= int(code) <= 999:
         raise BadStatusLine(status_line)
     reason = parts[2].strip() if len(parts) > 2 else ""
     if len(lines) > MAX_HEADERS + 1:

@@ -146,7 +146,8 @@ def response_plan(response, method: str, environ, upstream: Upstream):
     lengths = response.get_all("Content-Length")
     # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
     # beside it, and a status that has a body at all.
-    keep_length = (len(set(v.strip() for v in lengths)) == 1 and lengths[0].strip().isdigit()
+    first = lengths[0].strip() if lengths else ""
+    keep_length = (len(set(v.strip() for v in lengths)) == 1 and first.isascii() and first.isdigit()
                    and not response.chunked and response.getheader("Transfer-Encoding") is None
                    and has_body)
     inject = is_html and _is_page(response.status) and not (keep_length and int(lengths[0]) == 0) \
