@@ -23,6 +23,8 @@ machine):
    TCP_NODELAY set on its socket, so its own Nagle is not measured; the static server sets it
    too, so any Nagle delay left is devhostd's. The connections the client opened are counted:
    a server that closed the "kept-alive" one would show as more than 1.
+   Then (d): devhostd's CPU time (user + system, /proc) per kept-alive proxied request against
+   the upstream's for the same requests, a ratio (the upstream is a bare gevent pywsgi app).
 
 2. A Vite-style dev page in headless Chromium (/usr/bin/chromium, driven by Playwright for
    Python): index.html loads m0.js, the root of a 6-ary import tree of 200 ES modules
@@ -195,8 +197,10 @@ def serve(root: str) -> None:
 
 
 def start_static(processes: Processes, root: Path) -> int:
+    global STATIC_PID
     proc = processes.start([sys.executable, str(Path(__file__).resolve()), "--serve", str(root)],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    STATIC_PID = proc.pid
     line = proc.stdout.readline().decode().strip()
     if not line.isdigit():
         raise RuntimeError(f"the static-file server did not start (said {line!r})")
@@ -281,6 +285,8 @@ def start_devhostd(processes: Processes, root: Path, static_url: str, page_url: 
         proc = processes.start([sys.executable, str(DEVHOSTD), "--port", "0", "--config", str(manifest),
                                 "--state-dir", str(root / "state")],
                                cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
+    global DEVHOSTD_PID
+    DEVHOSTD_PID = proc.pid
     line = proc.stdout.readline().decode().strip()
     if not line.startswith("devhostd: control origin "):
         raise RuntimeError(f"devhostd did not start ({line!r}): {log.read_text(errors='replace')[-600:]}")
@@ -330,6 +336,31 @@ def kept_vs_fresh(port: int, path: str, host: str, count: int) -> dict:
     return {"kept": kept, "fresh": fresh, "kept_connections": CountingConnection.opened - (WARMUP + count)}
 
 
+STATIC_PID = DEVHOSTD_PID = None  # set as they start: part 1 reads their CPU time
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_request(port: int, path: str, host: str, count: int) -> tuple[float, float]:
+    """(devhostd's, the upstream's) CPU seconds per request, over ``count`` kept-alive GETs
+    through the proxy: each proxied request is one request to the upstream as well, so the
+    upstream (a bare gevent pywsgi app) is the baseline of the same run."""
+    connection = CountingConnection("127.0.0.1", port, timeout=30)
+    try:
+        for _ in range(WARMUP):
+            fetch(connection, path, host)
+        daemon, upstream = cpu_seconds(DEVHOSTD_PID), cpu_seconds(STATIC_PID)
+        for _ in range(count):
+            fetch(connection, path, host)
+        return (cpu_seconds(DEVHOSTD_PID) - daemon) / count, (cpu_seconds(STATIC_PID) - upstream) / count
+    finally:
+        connection.close()
+
+
 def ms(values) -> str:
     return f"mean {statistics.fmean(values) * 1000:6.2f} ms, p50 {statistics.median(values) * 1000:6.2f} ms"
 
@@ -357,6 +388,12 @@ def part_one(count: int, port: int, static_port: int) -> None:
     print(f"  proxied / direct (b / c): kept-alive "
           f"{statistics.median(proxied['kept']) / statistics.median(direct['kept']):.2f}x p50, "
           f"fresh {statistics.median(proxied['fresh']) / statistics.median(direct['fresh']):.2f}x p50")
+    if DEVHOSTD_PID and STATIC_PID and os.path.exists(f"/proc/{DEVHOSTD_PID}/stat"):
+        requests = max(count, 2000) * 2  # CPU time is counted in clock ticks: enough requests to see it
+        daemon, upstream = cpu_per_request(port, module, f"app.localhost:{port}", requests)
+        print(f"  (d) CPU per proxied request, {requests} kept-alive GETs of {module}: "
+              f"devhostd {daemon * 1000:.3f} ms, the upstream {upstream * 1000:.3f} ms; "
+              f"devhostd / upstream {daemon / upstream:.2f}x")
 
 
 # ---- part 2: 200 modules in Chromium -----------------------------------------------------------

@@ -21,6 +21,8 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 # encoding, its digests and its validator (a cache would pair the upstream's ETag with it).
 REWRITTEN = frozenset({"content-length", "content-encoding", "content-md5", "digest", "repr-digest",
                        "content-digest", "etag"})
+_SPECIAL = HOP_BY_HOP | {"content-length", "location"}
+_SPECIAL_INJECTED = _SPECIAL | REWRITTEN | {"vary"}
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _LINE_BREAKS = re.compile(r"[\r\n]+[ \t]*")
 
@@ -57,16 +59,31 @@ def prefers_html(accept: str) -> bool:
     return html > 0 and html >= max(weights.values())
 
 
+def _header_name(key: str) -> tuple[str, str]:
+    """(name, its lowercase) of an environ key such as HTTP_ACCEPT_ENCODING, kept per key: a
+    browser sends the same dozen names on every request."""
+    known = _HEADER_NAMES.get(key)
+    if known is None:
+        name = key[5:].replace("_", "-").title()
+        known = (name, name.lower())
+        if len(_HEADER_NAMES) < 1024:  # names a client makes up are not kept for ever
+            _HEADER_NAMES[key] = known
+    return known
+
+
+_HEADER_NAMES: dict[str, tuple[str, str]] = {}
+
+
 def request_headers(environ, narrow: bool = False) -> list[tuple[str, str]]:
     """The browser's headers for the upstream. ``narrow`` (an answer devhostd may rewrite):
     ``Accept-Encoding`` keeps only the encodings devhostd can undo; otherwise it passes as is."""
     headers = []
-    listed = _connection_tokens(environ.get("HTTP_CONNECTION", ""))
+    connection = environ.get("HTTP_CONNECTION")
+    listed = _connection_tokens(connection) if connection else ()
     for key, value in environ.items():
         if not key.startswith("HTTP_"):
             continue
-        name = key[5:].replace("_", "-").title()
-        lower = name.lower()
+        name, lower = _header_name(key)
         if lower in HOP_BY_HOP or lower in listed or lower == "x-forwarded-for" \
                 or (narrow and lower == "accept-encoding"):
             continue
@@ -120,40 +137,47 @@ def clean(value: str) -> str:
 
 def response_plan(response, method: str, environ, upstream: Upstream):
     """(headers for the browser, whether to inject the script, a decoder or None), from the
-    head of the upstream's ``http.client`` response."""
-    listed = _connection_tokens(response.getheader("Connection") or "")
+    head of the upstream's response (web/proxy/client.py)."""
+    connection = response.getheader("Connection")
+    listed = _connection_tokens(connection) if connection else ()
     is_html = (response.getheader("Content-Type") or "").split(";")[0].strip().lower() == "text/html"
     encoding = (response.getheader("Content-Encoding") or "identity").strip().lower()
     has_body = response.status not in (204, 304) and response.status >= 200
-    lengths = response.headers.get_all("Content-Length") or []
+    lengths = response.get_all("Content-Length")
     # A length is only passed on when it frames the body: one valid number, no Transfer-Encoding
     # beside it, and a status that has a body at all.
-    keep_length = (len(set(v.strip() for v in lengths)) == 1 and lengths[0].strip().isdigit()
+    first = lengths[0].strip() if lengths else ""
+    keep_length = (len(set(v.strip() for v in lengths)) == 1 and first.isascii() and first.isdigit()
                    and not response.chunked and response.getheader("Transfer-Encoding") is None
                    and has_body)
     inject = is_html and _is_page(response.status) and not (keep_length and int(lengths[0]) == 0) \
         and encoding in DECODABLE and method != "HEAD" and response.getheader("Content-Range") is None \
         and is_navigation(environ)
     headers = []
+    special = _SPECIAL_INJECTED if inject else _SPECIAL  # the names that need more than passing on
+    seen_length = False
     for name, value in response.getheaders():
         lower = name.lower()
-        if lower in HOP_BY_HOP or lower in listed:
-            continue
-        if lower == "content-length":
-            if not keep_length or any(n.lower() == "content-length" for n, _ in headers):
+        if lower in special or lower in listed:
+            if lower in HOP_BY_HOP or lower in listed:
                 continue
-            value = value.strip()
-        if inject and lower in REWRITTEN:
-            continue  # the body changes: sent chunked and decoded, without the upstream's validator
-        if inject and lower == "vary":
-            continue  # given again below, with what decided the panel
-        value = clean(value)
-        if lower == "location":
-            value = rewrite_location(value, upstream, environ.get("HTTP_HOST", ""))
+            if inject and (lower in REWRITTEN or lower == "vary"):
+                # The body changes: sent chunked and decoded, without the upstream's validator;
+                # Vary is given again below, with what decided the panel.
+                continue
+            if lower == "content-length":
+                if not keep_length or seen_length:
+                    continue
+                seen_length = True
+                value = value.strip()
+            elif lower == "location":
+                value = rewrite_location(clean(value), upstream, environ.get("HTTP_HOST", ""))
+        if "\r" in value or "\n" in value:
+            value = _LINE_BREAKS.sub(" ", value)
         headers.append((name, value))
     if inject:
         # A cache must not give this page (with the panel) to a fetch() of the same address.
-        varied = [v.strip() for v in ",".join(response.headers.get_all("Vary") or []).split(",") if v.strip()]
+        varied = [v.strip() for v in ",".join(response.get_all("Vary")).split(",") if v.strip()]
         if not any(v.lower() in ("sec-fetch-dest", "*") for v in varied):
             varied.append("Sec-Fetch-Dest")
         headers.append(("Vary", ", ".join(varied)))

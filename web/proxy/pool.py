@@ -36,7 +36,7 @@ class UpstreamPool:
 
     def acquire(self, upstream, connect_timeout: float):
         """(connection, reused): an idle connection that is still usable, else a new one
-        (not connected yet: http.client connects it when the request goes out)."""
+        (not connected yet: the relay connects it when the request goes out)."""
         idle = self._idle.get(upstream)
         now = time.monotonic()
         while idle:
@@ -44,12 +44,12 @@ class UpstreamPool:
             if now - since < self._idle_seconds and _still_usable(connection):
                 return connection, True
             connection.close()
-        return upstream.connection(connect_timeout), False
+        return upstream.client(connect_timeout), False
 
     def release(self, upstream, connection) -> None:
         """Keeps a connection whose last answer was read whole, for the next request."""
         if connection.sock is None:
-            return  # http.client let go of it (the answer ended with the connection)
+            return  # closed already (the answer ended with the connection)
         idle = self._idle[upstream]
         idle.append((connection, time.monotonic()))
         while len(idle) > self._max_idle:

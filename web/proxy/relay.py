@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import weakref
 
 import gevent
 
@@ -18,7 +19,7 @@ from web.proxy.heads import clean, is_navigation, request_headers, response_plan
 from web.proxy.injection import ScriptInjector
 from web.proxy.pool import UpstreamPool
 from web.proxy.upstream import CHUNK, CONNECT_TIMEOUT, RESPONSE_TIMEOUT, Upstream, request_target
-from web.websocket import AbortResponse, no_delay
+from web.websocket import AbortResponse
 
 # Once the browser has closed its side, an upstream body that brings nothing new for this long
 # is let go of (a half-closed browser may still be reading, so not at once).
@@ -76,13 +77,13 @@ def forward(upstream: Upstream, environ, start_response, error_page, pool: Upstr
                 raise
             # The upstream closed its idle connection as this request went out: once more, on a
             # fresh one. Never for a request that may have changed something, or had a body.
-            connection, reused = upstream.connection(CONNECT_TIMEOUT), False
+            connection, reused = upstream.client(CONNECT_TIMEOUT), False
             response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
     except BodyCut:
         connection.close()
         return error_page("400 Bad Request", "the request body ended before its Content-Length: nothing was "
                                              "answered (the upstream got a cut request and was let go).", close=True)
-    except ValueError as exc:  # http.client refuses what it cannot send (control characters, …)
+    except ValueError as exc:  # what cannot be sent on (control characters, …: web/proxy/client.py)
         connection.close()
         return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")
     except (OSError, http.client.HTTPException) as exc:
@@ -112,24 +113,16 @@ def _exchange(connection, method: str, environ, upstream: Upstream, has_body: bo
     can serve another request once this answer is read whole)."""
     if connection.sock is None:
         connection.connect()
-        no_delay(connection.sock)
-    # getresponse() drops connection.sock when the answer ends with the connection
-    # (HTTP/1.0, "Connection: close", a close-delimited body): keep it to lift the timeout.
+    # The connection lets go of its socket when the answer ends with it: keep it to lift the timeout.
     sock = connection.sock
     sock.settimeout(RESPONSE_TIMEOUT)
-    connection.request(method, request_target(environ, upstream), body=_body(environ) if has_body else None,
-                       headers=dict(request_headers(environ, narrow=is_navigation(environ))))
-    response = connection.getresponse()
-    interim = False
-    while 100 <= response.status < 200 and response.status != 101:
-        # An interim answer (103 Early Hints, a stray 100): the final one follows it.
-        interim = True
-        response = http.client.HTTPResponse(_Buffered(response.fp), method=method)
-        response.begin()
+    # A dict: a header the browser sent that devhostd sets itself (X-Forwarded-Host) goes once, as devhostd's.
+    headers = dict(request_headers(environ, narrow=is_navigation(environ)))
+    connection.request(method, request_target(environ, upstream), headers.items(),
+                       body=_body(environ) if has_body else None)
+    response = connection.getresponse(method)
     sock.settimeout(None)
-    # After an interim answer http.client's own bookkeeping follows the first response, not
-    # the one read: such a connection is not trusted with another request.
-    return response, sock, not (interim or response.will_close or response.status == 101)
+    return response, sock, not (response.will_close or response.status == 101)
 
 
 def _stale(exc: Exception) -> bool:
@@ -140,14 +133,17 @@ def _stale(exc: Exception) -> bool:
                             http.client.BadStatusLine, ConnectionAbortedError))
 
 
-class _Buffered:
-    """Lets a next HTTPResponse read on from the buffered file of the one before it."""
+# The hub's readable-watch of each browser socket, made at its first proxied answer and kept for
+# the ones after it on the same connection (made anew, one cost a system call per answer); it goes
+# with the socket, stopped: a watch is only started while an answer streams.
+_WATCHES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-    def __init__(self, fp):
-        self._fp = fp
 
-    def makefile(self, mode):
-        return self._fp
+def _readable_watch(client_socket):
+    watch = _WATCHES.get(client_socket)
+    if watch is None:
+        watch = _WATCHES[client_socket] = gevent.get_hub().loop.io(client_socket.fileno(), 1)  # 1: readable
+    return watch
 
 
 class _ResponseBody:
@@ -177,8 +173,7 @@ class _ResponseBody:
 
     def _stop_io_watch(self):
         if self._io_watch is not None:
-            self._io_watch.stop()
-            self._io_watch.close()
+            self._io_watch.stop()  # kept for the connection's next answer (_readable_watch)
             self._io_watch = None
 
     def _watch_client(self):
@@ -208,7 +203,7 @@ class _ResponseBody:
 
     def __iter__(self):
         if self._client_socket is not None and self._upstream_socket is not None:
-            self._io_watch = gevent.get_hub().loop.io(self._client_socket.fileno(), 1)  # 1: readable
+            self._io_watch = _readable_watch(self._client_socket)
             self._io_watch.start(self._client_readable)
         try:
             yield from self._relay()

@@ -5,6 +5,7 @@ The request contributes its path and query (``request_target``), never a host or
 from __future__ import annotations
 
 import http.client
+import re
 import socket
 import ssl
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ CONNECT_TIMEOUT = 10.0
 # for ever (server-sent events), so reading it has no timeout at all.
 RESPONSE_TIMEOUT = 300.0
 CHUNK = 64 * 1024  # the most read from either side at once
+_SAFE = "/:@!$&'()*+,;=-._~%"
+_UNQUOTED = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~%]*")  # what quote(path, safe=_SAFE) gives back as is
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class Upstream:
                                                context=ssl._create_unverified_context())  # noqa: S323
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
+    def client(self, timeout: float):
+        """The proxy's lean HTTP/1.1 connection (web/proxy/client.py), not connected yet."""
+        from web.proxy.client import UpstreamConnection
+        return UpstreamConnection(self, timeout)
+
     def open_socket(self, timeout: float) -> socket.socket:
         """A connected socket (TLS for https) with Nagle off, for a tunnel; OSError if unreachable."""
         remote = socket.create_connection((self.host, self.port), timeout=timeout)
@@ -70,7 +78,8 @@ def request_target(environ, upstream: Upstream) -> str:
     if not path.startswith("/"):
         # An absolute-form request line ("GET http://elsewhere/x"): only its path is used.
         path = urlsplit(path).path or "/"
-    # pywsgi decoded the path as latin-1; quoting it again gives the bytes the browser sent.
-    target = quote(path, safe="/:@!$&'()*+,;=-._~%", encoding="latin-1")
+    # pywsgi decoded the path as latin-1; quoting it again gives the bytes the browser sent (a
+    # path of only characters quote leaves as they are, most of them, is left without the call).
+    target = path if _UNQUOTED.fullmatch(path) else quote(path, safe=_SAFE, encoding="latin-1")
     query = environ.get("QUERY_STRING")
     return upstream.base_path + target + (f"?{query}" if query else "")
