@@ -13,8 +13,6 @@ import os
 
 import pykka
 
-from actors.core import visuals as rules
-from actors.core.thread import now_ms
 from actors.errors import ChatError
 from actors.guard import guarded, on_threadpool
 from actors.tell import tell
@@ -45,6 +43,8 @@ class VisualStore(pykka.ThreadingActor):
     def publish(self, chat_id: str, fields: dict, turn_id: str | None = None) -> dict:
         """Checks, bootstraps and keeps a page; answers its record (``fields``: title, html,
         maxHeight?, heights?, turnId?; ``turn_id``: the chat's running turn, when none is named)."""
+        from actors.core import visuals as rules  # at the first visual: the rules are not start-up's
+        from actors.core.thread import now_ms
         title, html, max_height, heights = rules.normalize(fields.get("title"), fields.get("html"),
                                                            fields.get("maxHeight"), fields.get("heights"))
         # Up to 16 MiB encoded, bootstrapped, written and synced: on the hub's threadpool, so no
@@ -127,6 +127,7 @@ class VisualStore(pykka.ThreadingActor):
 
 def _page(html: str) -> bytes:
     """The page as kept (bootstrap included), or too large refused (the raw page and the kept one)."""
+    from actors.core import visuals as rules
     raw = len(html.encode("utf-8", "surrogatepass"))
     if raw > rules.LIMITS["bytes"]:
         raise rules.too_large(raw)

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from gevent import subprocess
 
 from actors.harness import HARNESSES
-from actors.harness.acp import agents_configured
+from actors.harness import agents_configured
 from actors.provider_list import LABELS, signed_in as account_signed_in
 from actors.harness_catalog import ModelListError, command_for, executable_for, list_models, missing_cli_message
 from storage import core_token

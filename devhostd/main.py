@@ -35,7 +35,7 @@ from storage import core_token
 from storage.chat_store import FolderInUse, lock_folder
 from storage.state_folder import default_state_dir
 from storage.manifest import ManifestError, ManifestSource
-from actors.harness.acp import agents_configured
+from actors.harness import agents_configured
 from storage.panel import PanelPositions
 from storage.panel_modes import PanelModes
 from devhostd.port_probe import cannot_listen_message

@@ -48,6 +48,15 @@ def provider_of(harness_id: str) -> str:
     return HARNESS_PROVIDERS.get(harness_id, harness_id)
 
 
+def agents_configured(manifest) -> None:
+    """A manifest came into use (storage/manifest.ManifestSource ``on_change``): its ACP agents
+    are harnesses from now on (actors/harness/acp ``agents_configured``). The ACP package is
+    imported only once a manifest names an agent: most stacks name none, and start without it."""
+    if manifest.agents or HARNESSES.agents:
+        from actors.harness import acp
+        acp.agents_configured(manifest)
+
+
 def configure_agents(faces) -> None:
     """The manifest's ACP agents (each a face made by actors/harness/acp ``harness``) become
     harnesses beside the two CLIs, and providers of the core under the same id; those it no

@@ -25,6 +25,8 @@ _UNQUOTED = re.compile(r"[A-Za-z0-9/:@!$&'()*+,;=\-._~%]*")  # what quote(path, 
 
 @dataclass(frozen=True)
 class Upstream:
+    """A service's dev server as the manifest names it: the only address the proxy contacts."""
+
     scheme: str
     host: str
     port: int
