@@ -125,8 +125,8 @@ class DevhostApp:
 
     _hosts = None  # (manifest, control host, port, the allowed Hosts): built once per manifest read
 
-    def _allowed_hosts(self):
-        manifest, control_host, port = self.context.manifests.current(), self.context.control_host, self.context.port
+    def _allowed_hosts(self, manifest):
+        control_host, port = self.context.control_host, self.context.port
         cached = self._hosts
         if cached is None or cached[0] is not manifest or cached[1] != control_host or cached[2] != port:
             hosts = security.allowed_hosts(control_host, [s.host for s in manifest.services] + [VISUALS_HOSTNAME], port)
@@ -135,7 +135,10 @@ class DevhostApp:
 
     def refusal(self, environ) -> tuple[str, str] | None:
         host = environ.get("HTTP_HOST")
-        message = security.host_refusal(host, self._allowed_hosts())
+        # The manifest this request is judged by, kept for what answers it (web/pages.py): the
+        # file is looked at once per request, and the Host check and the routing agree.
+        manifest = environ["devhost.manifest"] = self.context.manifests.current()
+        message = security.host_refusal(host, self._allowed_hosts(manifest))
         if message:
             return "403 Forbidden", message
         if not environ.get("PATH_INFO", "").startswith("/__devhost__/"):

@@ -129,7 +129,8 @@ def routed_pages(context, control_page):
         hostname = _hostname(context, environ)
         if hostname is None:
             return control_page(environ, start_response)
-        service = context.manifests.current().service_for_host(hostname)
+        manifest = environ.get("devhost.manifest") or context.manifests.current()  # the Host check's (web/app.py)
+        service = manifest.service_for_host(hostname)
         if service is None:  # the manifest changed since the Host check
             return _html(start_response, "404 Not Found", "Not routed",
                          f"{hostname} is no longer a routed service of this stack.", panel=False,
@@ -145,7 +146,6 @@ def routed_pages(context, control_page):
                              head=environ.get("REQUEST_METHOD") == "HEAD", close=close)
             return forward(upstream, environ, start_response, error_page,
                            failed=lambda status: record_proxy_failure(context, hostname, environ, status))
-        manifest = context.manifests.current()
         return _plain_page(environ, start_response, manifest.name, service, manifest.path)
     return app
 

@@ -24,6 +24,7 @@ from geventwebsocket.websocket import Header, Stream, WebSocket
 
 from actors.chatlog import daemon_log
 from web.connections import SameUser, WaitingPool, shut
+from web.sending import send_all
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
 FRAGMENT_BYTES = 256 * 1024
@@ -359,17 +360,28 @@ class DevhostHandler(WebSocketHandler):
     def _sendall(self, data):
         gathering = self._gathering
         if gathering is None:
-            return super()._sendall(data)
+            return self._send_now(data)
         if len(gathering) + len(data) <= self.GATHER_LIMIT + 16 * 1024:  # the head's room besides
             gathering += data
             return None
         self._gathering = None  # too big to copy: the head goes out, then the piece as it is
         try:
             if gathering:
-                super()._sendall(gathering)
-            return super()._sendall(data)
+                self._send_now(gathering)
+            return self._send_now(data)
         finally:
             self._gathering = bytearray()
+
+    def _send_now(self, data):
+        # pywsgi's own _sendall, with one send where the kernel takes it all (web/sending.py)
+        try:
+            send_all(self.socket, data)
+        except OSError as ex:
+            self.status = f"socket error: {ex}"
+            if self.code > 0:
+                self.code = -self.code
+            raise
+        self.response_length += len(data)
 
     def _write(self, data, *args, **kwargs):
         if self.command == "HEAD":

@@ -8,6 +8,7 @@ import socket
 import pytest
 from gevent import pywsgi
 
+from web import websocket
 from web.websocket import DevhostHandler
 
 
@@ -15,12 +16,12 @@ from web.websocket import DevhostHandler
 def serve(monkeypatch):
     """serve(body, chunked=False, method="GET") -> (the writes pywsgi made, the bytes received)."""
     writes = []
-    plain = pywsgi.WSGIHandler._sendall
+    plain = websocket.send_all  # every write of an answer goes through it (web/sending.py)
 
-    def counted(self, data):
+    def counted(sock, data):
         writes.append(len(data))
-        return plain(self, data)
-    monkeypatch.setattr(pywsgi.WSGIHandler, "_sendall", counted)
+        return plain(sock, data)
+    monkeypatch.setattr(websocket, "send_all", counted)
     servers = []
 
     def run(body: bytes, chunked: bool = False, method: str = "GET"):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from http.client import BadStatusLine, HTTPException, IncompleteRead, LineTooLong, RemoteDisconnected
 
+from web.sending import send_all
+
 CHUNK = 64 * 1024
 MAX_LINE = 65536  # http.client's _MAXLINE
 MAX_HEADERS = 100  # http.client's _MAXHEADERS
@@ -82,11 +84,7 @@ class UpstreamConnection:
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")  # UnicodeEncodeError is a ValueError
         sock = self.sock
         if body is None:
-            # One send, most often all of it: gevent's sendall asks the socket its buffer size
-            # (a system call) before every send.
-            sent = sock.send(head)
-            if sent < len(head):
-                sock.sendall(head[sent:])
+            send_all(sock, head)  # one system call, most often (web/sending.py)
             return
         pending = head  # the head goes out with the body's first piece
         for data in body:
@@ -94,12 +92,12 @@ class UpstreamConnection:
                 continue
             if chunked:
                 data = b"%X\r\n%b\r\n" % (len(data), data)
-            sock.sendall(pending + data if pending else data)
+            send_all(sock, pending + data if pending else data)
             pending = b""
         if chunked:
-            sock.sendall(pending + b"0\r\n\r\n")
+            send_all(sock, pending + b"0\r\n\r\n")
         elif pending:
-            sock.sendall(pending)  # a body of nothing at all
+            send_all(sock, pending)  # a body of nothing at all
 
     def _host_header(self) -> str:
         host, port = self.upstream.host, self.upstream.port
