@@ -38,7 +38,9 @@ machine):
    each load in a fresh browser context (empty cache, no connection kept from an earlier load),
    after one untimed warm-up load of each. Timed: navigation start to the moment the root
    module runs (every one of the 200 modules fetched and evaluated) and to the ``load`` event.
-   Printed: p50 of each, the ratio proxied/direct, and the requests each load made.
+   Printed: p50 of each, the ratio proxied/direct, the requests each load made, and the p50 of
+   the rounds' own ratios (a round's two loads run back to back, so a drift of the machine hits
+   both). One load varies by a third on a 2-core machine: judge the ratio over 15+ rounds.
    The proxied page is the one a person sees, and that is what is timed: devhostd injects the
    chat panel's module script at the top of <head>, before the app's, so what it loads at the
    page's start (panel.js, the page's error ring and its socket: the rest of the panel only when

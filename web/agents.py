@@ -15,12 +15,12 @@ timeout, at the edge.
 from __future__ import annotations
 
 import os
-import time
 
 import bottle
 import gevent.lock
 
 from actors import proctree
+from actors.clock import now_ms
 from actors.chatlog import daemon_log
 from web import edge
 from web.app import Endpoint
@@ -161,7 +161,7 @@ def _check_stream(context, environ):
     directory = _directory(context, environ, edge.query(environ))
     # The stream follows "from the moment it opens": this moment, before the upgrade is
     # answered, so nothing the page's agents write once it reads "live" is taken as history.
-    return _scanner(context), directory, int(time.time() * 1000)
+    return _scanner(context), directory, now_ms()
 
 
 def serve_activity(ws, checked) -> None:

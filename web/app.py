@@ -119,6 +119,7 @@ class DevhostApp:
         }
         self.fallback = plain_page(context)
         self.raw_upgrade = None
+        self.direct = None  # (handler) -> True when it answered the request itself, without the WSGI round
         for extension in extensions:
             extension.install(self)
         add_unknown_routes(self.bottle)  # last: everything else under /__devhost__/ is a JSON 404

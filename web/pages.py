@@ -37,6 +37,7 @@ class Pages:
         add_hold_routes(app.bottle, app.context, self.holds)
         app.fallback = routed_pages(app.context, control_page=app.fallback)
         app.raw_upgrade = lambda handler: app_socket(app, handler, self.holds)
+        app.direct = direct_answers(app)
 
 
 EXTENSION = Pages()
@@ -180,6 +181,32 @@ def _html(start_response, status: str, title: str, text: str, panel: bool = True
     start_response(status, [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body))),
                             ("Cache-Control", "no-store"), *([("Connection", "close")] if close else [])])
     return [] if head else [body]
+
+
+def direct_answers(app):
+    """What the handler offers each request first (web/proxy/direct.py): a routed page's module
+    request, past the same Host rule as every request, answered from its upstream without the
+    WSGI round; True when answered. Everything else (devhostd's own paths, the control and
+    visuals origins, a navigation, which may get the panel) goes the WSGI way."""
+    context = app.context
+    direct = None  # web/proxy/direct.py, imported at the first proxied request (as the relay)
+
+    def answer(handler) -> bool:
+        nonlocal direct
+        environ = handler.environ
+        if direct is None:
+            from web.proxy import direct
+        if not direct.qualifies(environ) or environ["PATH_INFO"].startswith("/__devhost__/"):
+            return False
+        hostname = _hostname(context, environ)
+        if hostname is None or (environ.get("HTTP_HOST") or "").lower() == context.visuals_host \
+                or app.refusal(environ) is not None:
+            return False  # the WSGI round answers (or refuses) it
+        service = environ["devhost.manifest"].service_for_host(hostname)
+        if service is None or not service.upstream or direct.is_navigation(environ):
+            return False
+        return direct.answer(handler, Upstream.parse(service.upstream))
+    return answer
 
 
 def app_socket(app, handler, holds=None) -> None:

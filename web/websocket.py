@@ -314,6 +314,20 @@ class DevhostHandler(WebSocketHandler):
                 return None
         return super().run_application()
 
+    def handle_one_response(self):
+        # The app may answer a request itself, without the WSGI round: a page's module through the
+        # proxy (web/proxy/direct.py). A bug there is logged and ends the connection, never the server.
+        direct = getattr(self.application, "direct", None)
+        if direct is not None:
+            try:
+                if direct(self):
+                    return
+            except Exception as exc:  # noqa: BLE001
+                daemon_log(f"bug: direct answer: {exc!r}")
+                self.close_connection = True
+                return
+        super().handle_one_response()
+
     def upgrade_connection(self):
         result = super().upgrade_connection()
         plain = getattr(self, "websocket", None)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from datetime import datetime
 
+from actors.clock import now_ms
 from actors.session_rules import cut_utf8
 
 TEXT_BYTES = 4096
@@ -27,10 +27,6 @@ EVENT_TYPES = frozenset({
 # The input field that says best what a tool call does, in order of preference.
 _SUMMARY_KEYS = ("command", "cmd", "file_path", "filePath", "path", "pattern", "url", "query", "description",
                  "prompt", "question")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def iso_ms(value) -> int | None:

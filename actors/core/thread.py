@@ -8,18 +8,14 @@ whole text, whatever a client's coalesced deltas look like.
 from __future__ import annotations
 
 import secrets
-import time
 
+from actors.clock import now_ms
 from actors.core import background
 from actors.core.summaries import LIMITS, summary
 from actors.status import chat_status
 
 TURN_STATES = ("running", "done", "aborted", "error")
 NOT_RESUMED = "This turn could not be resumed after the machine restarted: "
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def host_id(prefix: str) -> str:

@@ -263,6 +263,17 @@ class Response:
                 self._finished()
         return data
 
+    def buffered_body(self) -> bytes | None:
+        """The rest of a body of known length when it came with the head (the connection's
+        buffer holds all of it), read; else None, and nothing read: never waits for the socket."""
+        if self.length is None or self.chunked:
+            return None
+        if self.length == 0:
+            return b""
+        if len(self._connection._buffer) < self.length:
+            return None
+        return self.read1(self.length)
+
     def _read_chunk(self, n: int) -> bytes:
         connection = self._connection
         if self._chunk_left is None or self._chunk_left == 0:

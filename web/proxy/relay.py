@@ -67,27 +67,19 @@ def forward(upstream: Upstream, environ, start_response, error_page, pool: Upstr
         return error_page("400 Bad Request", "devhostd only passes on request bodies sent with "
                                              "Content-Length or Transfer-Encoding: chunked.", close=True)
     has_body = bool(environ.get("CONTENT_LENGTH")) or transfer_encoding is not None
-    connection, reused = pool.acquire(upstream, CONNECT_TIMEOUT)
     try:
-        try:
-            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
-        except (OSError, http.client.HTTPException) as exc:
-            connection.close()
-            if not (reused and method in IDEMPOTENT and not has_body and _stale(exc)):
-                raise
-            # The upstream closed its idle connection as this request went out: once more, on a
-            # fresh one. Never for a request that may have changed something, or had a body.
-            connection, reused = upstream.client(CONNECT_TIMEOUT), False
-            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+        # The direct path (web/proxy/direct.py) may have had the exchange already, and left
+        # what came of it (an answer, or why there is none) for this one to give.
+        outcome = environ.pop(EXCHANGED, None) or exchange(upstream, environ, method, has_body, pool)
+        if isinstance(outcome, Exception):
+            raise outcome
+        connection, response, sock, reusable = outcome
     except BodyCut:
-        connection.close()
         return error_page("400 Bad Request", "the request body ended before its Content-Length: nothing was "
                                              "answered (the upstream got a cut request and was let go).", close=True)
     except ValueError as exc:  # what cannot be sent on (control characters, …: web/proxy/client.py)
-        connection.close()
         return error_page("400 Bad Request", f"devhostd cannot pass this request on to the upstream: {exc}")
     except (OSError, http.client.HTTPException) as exc:
-        connection.close()
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         return error_page("502 Bad Gateway",
                           f"devhostd could not get an answer from the upstream {upstream.origin}: {reason}. "
@@ -106,6 +98,32 @@ def forward(upstream: Upstream, environ, start_response, error_page, pool: Upstr
     keep = (lambda: pool.release(upstream, connection)) if reusable else None
     return _ResponseBody(connection, response, inject, decoder, sock, environ.get("devhost.client_socket"),
                          keep=keep)
+
+
+EXCHANGED = "devhost.exchanged"  # in the environ: the direct path's exchange, for forward() to answer
+
+
+def exchange(upstream: Upstream, environ, method: str, has_body: bool, pool: UpstreamPool = POOL):
+    """Sends the request on a pooled (or new) connection and reads the answer's head:
+    (connection, response, socket, whether the connection can serve another request once this
+    answer is read whole). On an error the connection is closed and the error raised: BodyCut,
+    ValueError (a request that cannot be sent on), OSError or HTTPException (no answer)."""
+    connection, reused = pool.acquire(upstream, CONNECT_TIMEOUT)
+    try:
+        try:
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            if not (reused and method in IDEMPOTENT and not has_body and _stale(exc)):
+                raise
+            # The upstream closed its idle connection as this request went out: once more, on a
+            # fresh one. Never for a request that may have changed something, or had a body.
+            connection = upstream.client(CONNECT_TIMEOUT)
+            response, sock, reusable = _exchange(connection, method, environ, upstream, has_body)
+    except Exception:
+        connection.close()
+        raise
+    return connection, response, sock, reusable
 
 
 def _exchange(connection, method: str, environ, upstream: Upstream, has_body: bool):
