@@ -41,6 +41,7 @@ machine):
    Printed: p50 of each, the ratio proxied/direct, the requests each load made, and the p50 of
    the rounds' own ratios (a round's two loads run back to back, so a drift of the machine hits
    both). One load varies by a third on a 2-core machine: judge the ratio over 15+ rounds.
+   Then the CPU time (/proc) devhostd and the upstream spent per load, steadier than the times.
    The proxied page is the one a person sees, and that is what is timed: devhostd injects the
    chat panel's module script at the top of <head>, before the app's, so what it loads at the
    page's start (panel.js, the page's error ring and its socket: the rest of the panel only when
@@ -240,6 +241,8 @@ def start_vite(processes: Processes, root: Path, log: Path) -> int:
                                 "--strictPort", "--clearScreen", "false", "--logLevel", "warn"],
                                cwd=root, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
                                env={**os.environ, "BROWSER": "none", "NO_COLOR": "1"})
+    global PAGE_UPSTREAM_PID
+    PAGE_UPSTREAM_PID = proc.pid
     try:
         wait_http(port, proc, 30, "vite")
     except RuntimeError as exc:
@@ -339,6 +342,7 @@ def kept_vs_fresh(port: int, path: str, host: str, count: int) -> dict:
 
 
 STATIC_PID = DEVHOSTD_PID = None  # set as they start: part 1 reads their CPU time
+PAGE_UPSTREAM_PID = None  # Vite's, once started: part 2 reads its CPU time (else the static server's)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -417,6 +421,9 @@ def ensure_playwright() -> str | None:
 
 def load_once(browser, url: str, wait_panel: bool = False) -> dict:
     context = browser.new_context()  # empty cache, its own connections
+    upstream_pid = PAGE_UPSTREAM_PID or STATIC_PID
+    cpu_before = (cpu_seconds(DEVHOSTD_PID) if DEVHOSTD_PID else 0.0,
+                  cpu_seconds(upstream_pid) if upstream_pid else 0.0)
     try:
         page = context.new_page()
         requests = []
@@ -432,7 +439,10 @@ def load_once(browser, url: str, wait_panel: bool = False) -> dict:
             except Exception:  # noqa: BLE001 - a panel that cannot boot here does not stop the benchmark
                 pass
         devhost = sum("/__devhost__/" in u for u in requests)
-        return {"done": timing["done"], "load": timing["load"], "requests": len(requests), "devhost": devhost}
+        cpu = (cpu_seconds(DEVHOSTD_PID) - cpu_before[0] if DEVHOSTD_PID else 0.0,
+               cpu_seconds(upstream_pid) - cpu_before[1] if upstream_pid else 0.0)
+        return {"done": timing["done"], "load": timing["load"], "requests": len(requests), "devhost": devhost,
+                "cpu": cpu}
     finally:
         context.close()
 
@@ -474,6 +484,12 @@ def part_two(proxied_url: str, direct_url: str, upstream_label: str, rounds: int
     spread = statistics.quantiles(paired, n=4) if len(paired) >= 4 else (min(paired), max(paired))
     print(f"  proxied / direct, round by round: all modules evaluated p50 {statistics.median(paired):.2f}x "
           f"(quartiles {spread[0]:.2f}x to {spread[-1]:.2f}x)")
+    # CPU time does not swing with the machine's drift as a load's wall time does: what devhostd
+    # adds to a load is its own CPU (it shares the cores with the browser and the dev server).
+    daemon = statistics.mean(r["cpu"][0] for r in results["proxied"]) * 1000
+    upstream = {which: statistics.mean(r["cpu"][1] for r in results[which]) * 1000 for which in results}
+    print(f"  CPU per load (mean, /proc; 10 ms ticks): devhostd {daemon:.0f} ms on the proxied load; the upstream "
+          f"{upstream['proxied']:.0f} ms proxied, {upstream['direct']:.0f} ms direct")
 
 
 # ---- main -------------------------------------------------------------------------------------

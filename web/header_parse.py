@@ -60,6 +60,65 @@ def _plain_fields(lines: list[bytes]):
     return _FIELD.findall(block.decode("iso-8859-1"))
 
 
+class IndexedMessage(http.client.HTTPMessage):
+    """A message whose lookups by name (``get``, ``get_all``, ``in``, ``[]``) go through an index
+    of lower-cased names, built at the first lookup, instead of a scan of every header per call:
+    pywsgi looks up a request's headers about eight times, and each scan lower-cases all of
+    them (a twentieth of a proxied module's cost). What comes back is the email package's own,
+    value for value: the same first match, the same values in order, passed through the same
+    policy. Every way of changing the headers empties the index."""
+
+    _index = None  # lower-cased name -> [(name, raw value), ...] in order
+
+    def _lookup(self, name: str):
+        index = self._index
+        if index is None:
+            index = {}
+            for key, value in self._headers:
+                index.setdefault(key.lower(), []).append((key, value))
+            self._index = index
+        return index.get(name.lower())
+
+    def get(self, name, failobj=None):
+        found = self._lookup(name)
+        if not found:
+            return failobj
+        key, value = found[0]
+        return self.policy.header_fetch_parse(key, value)
+
+    def get_all(self, name, failobj=None):
+        found = self._lookup(name)
+        if not found:
+            return failobj
+        return [self.policy.header_fetch_parse(key, value) for key, value in found]
+
+    def __getitem__(self, name):
+        return self.get(name)
+
+    def __contains__(self, name):
+        return bool(self._lookup(name))
+
+    def __setitem__(self, name, value):
+        self._index = None
+        super().__setitem__(name, value)
+
+    def __delitem__(self, name):
+        self._index = None
+        super().__delitem__(name)
+
+    def set_raw(self, name, value):
+        self._index = None
+        super().set_raw(name, value)
+
+    def add_header(self, *args, **kwargs):
+        self._index = None
+        super().add_header(*args, **kwargs)
+
+    def replace_header(self, *args, **kwargs):
+        self._index = None
+        super().replace_header(*args, **kwargs)
+
+
 def install() -> None:
     """``http.client.parse_headers`` becomes ``parse_headers`` (once; idempotent)."""
     http.client.parse_headers = parse_headers

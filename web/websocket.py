@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import struct
@@ -16,7 +17,7 @@ import time
 from urllib.parse import urlsplit
 
 import gevent.lock
-from gevent.pywsgi import headers_factory
+from gevent.pywsgi import OldMessage
 
 from geventwebsocket.exceptions import ProtocolError, WebSocketError
 from geventwebsocket.handler import WebSocketHandler
@@ -24,6 +25,7 @@ from geventwebsocket.websocket import Header, Stream, WebSocket
 
 from actors.chatlog import daemon_log
 from web.connections import SameUser, WaitingPool, shut
+from web.header_parse import IndexedMessage
 from web.sending import send_all
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # past the 8 MiB send limit, so oversize sends get a clear answer
@@ -184,11 +186,26 @@ class FramingError(ValueError):
     """A request whose framing a server behind devhostd could read differently (RFC 9112 §6.3)."""
 
 
+class RequestHeaders(IndexedMessage, OldMessage):
+    """pywsgi's message class for a request's headers, its lookups by name through an index
+    (web/header_parse.py)."""
+
+
+def request_headers_factory(fp, *args):
+    """pywsgi's ``headers_factory``, with RequestHeaders."""
+    try:
+        return http.client.parse_headers(fp, _class=RequestHeaders)  # looked up now: header_parse.install()
+    except http.client.LineTooLong:
+        message = RequestHeaders()
+        message.status = "Line too long"
+        return message
+
+
 def checked_headers(fp, *args):
     """A request's headers as pywsgi parses them, refused (a 400) when they could be framed two
     ways: folded lines (obs-fold), Content-Length given twice with different values or beside
     Transfer-Encoding, or a Content-Length that is not a number."""
-    headers = headers_factory(fp, *args)
+    headers = request_headers_factory(fp, *args)
     for name, value in headers.items():
         if "\n" in value or "\r" in value:
             raise FramingError(f"header {name} is folded over lines (obs-fold): send it on one line")
@@ -254,6 +271,21 @@ class DevhostHandler(WebSocketHandler):
     def push_out(self) -> None:
         self.pushed_out = True
         shut(self.socket)
+
+    def _headers(self):
+        """pywsgi's (HTTP_NAME, value) pairs for the environ, from the parsed pairs themselves:
+        pywsgi formats each header as a line and splits it again. A name starting with a blank
+        (a line pywsgi would take for a continuation) goes pywsgi's own way."""
+        pairs = self.headers._headers
+        if any(name[:1] in " \t" for name, _ in pairs):
+            yield from super()._headers()
+            return
+        for name, value in pairs:
+            if "_" in name:
+                continue  # pywsgi drops a name with an underscore (it would pass for a dash)
+            key = name.replace("-", "_").upper()
+            if key != "CONTENT_TYPE" and key != "CONTENT_LENGTH":
+                yield "HTTP_" + key, value.strip()
 
     def read_request(self, raw_requestline):
         try:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from web import header_parse
-from web.header_parse import parse_headers
+from web.header_parse import IndexedMessage, parse_headers
 
 try:
     from gevent.pywsgi import OldMessage
@@ -84,7 +84,7 @@ def test_installed_it_is_what_pywsgi_and_http_client_call(monkeypatch):
 
 
 _LINE = st.one_of(
-    st.tuples(st.sampled_from(["Host", "Content-Type", "content-type", "X-A", "Set-Cookie", "From", "a!#~", ""]),
+    st.tuples(st.sampled_from(["Host", "Content-Type", "content-type", "X-A", "X_A", "Set-Cookie", "From", "a!#~", ""]),
               st.sampled_from([":", ": ", ":\t ", " :", ""]),
               st.text(st.characters(min_codepoint=0, max_codepoint=255), max_size=12),
               st.sampled_from(["\r\n", "\n", "\r"])).map(lambda t: "".join(t)),
@@ -96,3 +96,41 @@ _LINE = st.one_of(
 @given(st.lists(_LINE, max_size=6), st.sampled_from(["\r\n", "\n", ""]))
 def test_any_block_of_lines_comes_out_the_same(lines, end):
     same(("".join(lines) + end).encode("iso-8859-1"))
+
+
+_NAMES = ["host", "Host", "HOST", "content-length", "Content-Length", "connection", "Upgrade", "x-a", "absent"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["Host", "host", "Content-Length", "Connection", "X-A", "x-a"]),
+                          st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=8)), max_size=8),
+       st.lists(st.sampled_from(_NAMES), max_size=3))
+def test_an_indexed_message_answers_every_lookup_as_the_email_package(pairs, deleted):
+    block = "".join(f"{name}: {value}\r\n" for name, value in pairs).encode("iso-8859-1") + b"\r\n"
+    indexed, plain = parse_headers(io.BytesIO(block), _class=IndexedMessage), by_email(block)
+    indexed.get("added")  # a lookup, then each change, then lookups again: the index follows every change
+    indexed.set_raw("Added", "1")
+    plain.set_raw("Added", "1")
+    for name in deleted:
+        indexed.get(name)
+        del indexed[name]
+        del plain[name]
+    for name in _NAMES + ["added"]:
+        assert indexed.get(name) == plain.get(name)
+        assert indexed.get(name, "none") == plain.get(name, "none")
+        assert indexed.get_all(name) == plain.get_all(name)
+        assert (name in indexed) == (name in plain)
+        assert indexed[name] == plain[name]
+    assert indexed.items() == plain.items()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINE, max_size=6), st.sampled_from(["\r\n", "\n", ""]))
+def test_the_environs_header_pairs_are_pywsgis(lines, end):
+    """DevhostHandler._headers (web/websocket.py) gives what pywsgi's own gives, for any block."""
+    from gevent import pywsgi
+
+    from web.websocket import DevhostHandler, RequestHeaders
+    handler = DevhostHandler.__new__(DevhostHandler)  # no connection: only its headers are read
+    handler.headers = parse_headers(io.BytesIO(("".join(lines) + end).encode("iso-8859-1")), _class=RequestHeaders)
+    assert list(DevhostHandler._headers(handler)) == list(pywsgi.WSGIHandler._headers(handler))
