@@ -33,21 +33,25 @@ machine):
    at once per host. The upstream is Vite (pinned below, installed with npm into bench/.vite
    when missing) or, when Vite cannot be installed or started (or with --no-vite), the same
    static-file server as part 1 (HTTP/1.1, kept-alive); the output says which. The page is
-   loaded --rounds times through the proxy (``http://page.localhost:PORT/``) and as many times
-   straight from the upstream (``http://127.0.0.1:UPSTREAM/``), alternating which goes first,
-   each load in a fresh browser context (empty cache, no connection kept from an earlier load),
+   loaded --rounds times in each of three ways: straight from the upstream
+   (``http://127.0.0.1:UPSTREAM/``, direct), through a bare TCP relay started here (a gevent
+   process copying bytes both ways, nothing read: the least any process between the browser
+   and the dev server costs on this machine) and through the proxy
+   (``http://page.localhost:PORT/``, proxied), each kind first, second and last in turn, each
+   load in a fresh browser context (empty cache, no connection kept from an earlier load),
    after one untimed warm-up load of each. Timed: navigation start to the moment the root
    module runs (every one of the 200 modules fetched and evaluated) and to the ``load`` event.
-   Printed: p50 of each, the ratio proxied/direct, the requests each load made, and the p50 of
-   the rounds' own ratios (a round's two loads run back to back, so a drift of the machine hits
-   both). One load varies by a third on a 2-core machine: judge the ratio over 15+ rounds.
-   Then the CPU time (/proc) devhostd and the upstream spent per load, steadier than the times.
+   Printed: p50 of each, the requests each load made, then proxied/direct, relay/direct and
+   proxied/relay, each as the ratio of the p50s and as the p50 of the rounds' own ratios (a
+   round's loads run back to back, so a drift of the machine hits them alike). One load varies
+   by a third on a 2-core machine: judge the ratios over 15+ rounds. Then the CPU time (/proc)
+   devhostd, the relay and the upstream spent per load, steadier than the times.
    The proxied page is the one a person sees, and that is what is timed: devhostd injects the
    chat panel's module script at the top of <head>, before the app's, so what it loads at the
    page's start (panel.js, the page's error ring and its socket: the rest of the panel only when
    it is first opened, or at once for a panel in use) is fetched beside the app's modules,
    sharing the six connections, and, module scripts running in document order, evaluated
-   before m0.js: both times include it. The direct page has no
+   before m0.js: both times include it. The direct and relayed pages have no
    panel; the requests each load made are printed, with the panel's share, so the difference
    is visible.
 
@@ -210,6 +214,56 @@ def start_static(processes: Processes, root: Path) -> int:
     return int(line)
 
 
+# ---- the bare relay (run as `bench/proxy.py --relay PORT` in a process of its own) -----------
+
+def relay(upstream_port: int) -> None:
+    """A bare TCP relay to 127.0.0.1:upstream_port: each accepted connection gets one of its own
+    to the upstream and the bytes are copied both ways as they come, nothing read or changed
+    (gevent, TCP_NODELAY on both sockets). It is what any process between the browser and the
+    dev server costs on this machine, at the least: the floor under devhostd's figure. Prints
+    its port, then relays until it is ended."""
+    from gevent import monkey
+    monkey.patch_all()
+    import gevent
+    from gevent.server import StreamServer
+
+    def copy(source, destination):
+        try:
+            while data := source.recv(65536):
+                destination.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                destination.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def handle(client, _address):
+        with client, socket.create_connection(("127.0.0.1", upstream_port)) as upstream:
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            back = gevent.spawn(copy, upstream, client)
+            copy(client, upstream)
+            back.join()
+
+    server = StreamServer(("127.0.0.1", 0), handle)
+    server.start()
+    print(server.server_port, flush=True)
+    server.serve_forever()
+
+
+def start_relay(processes: Processes, upstream_port: int) -> int:
+    global RELAY_PID
+    proc = processes.start([sys.executable, str(Path(__file__).resolve()), "--relay", str(upstream_port)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    RELAY_PID = proc.pid
+    line = proc.stdout.readline().decode().strip()
+    if not line.isdigit():
+        raise RuntimeError(f"the relay did not start (said {line!r})")
+    return int(line)
+
+
 # ---- Vite -----------------------------------------------------------------------------------
 
 def ensure_vite() -> str | None:
@@ -343,6 +397,7 @@ def kept_vs_fresh(port: int, path: str, host: str, count: int) -> dict:
 
 STATIC_PID = DEVHOSTD_PID = None  # set as they start: part 1 reads their CPU time
 PAGE_UPSTREAM_PID = None  # Vite's, once started: part 2 reads its CPU time (else the static server's)
+RELAY_PID = None  # the bare relay's (part 2)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -421,9 +476,8 @@ def ensure_playwright() -> str | None:
 
 def load_once(browser, url: str, wait_panel: bool = False) -> dict:
     context = browser.new_context()  # empty cache, its own connections
-    upstream_pid = PAGE_UPSTREAM_PID or STATIC_PID
-    cpu_before = (cpu_seconds(DEVHOSTD_PID) if DEVHOSTD_PID else 0.0,
-                  cpu_seconds(upstream_pid) if upstream_pid else 0.0)
+    pids = {"devhostd": DEVHOSTD_PID, "relay": RELAY_PID, "upstream": PAGE_UPSTREAM_PID or STATIC_PID}
+    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items() if pid}
     try:
         page = context.new_page()
         requests = []
@@ -439,33 +493,36 @@ def load_once(browser, url: str, wait_panel: bool = False) -> dict:
             except Exception:  # noqa: BLE001 - a panel that cannot boot here does not stop the benchmark
                 pass
         devhost = sum("/__devhost__/" in u for u in requests)
-        cpu = (cpu_seconds(DEVHOSTD_PID) - cpu_before[0] if DEVHOSTD_PID else 0.0,
-               cpu_seconds(upstream_pid) - cpu_before[1] if upstream_pid else 0.0)
+        cpu = {name: cpu_seconds(pids[name]) - before for name, before in cpu_before.items()}
         return {"done": timing["done"], "load": timing["load"], "requests": len(requests), "devhost": devhost,
                 "cpu": cpu}
     finally:
         context.close()
 
 
-def part_two(proxied_url: str, direct_url: str, upstream_label: str, rounds: int) -> None:
+KINDS = ("direct", "relay", "proxied")
+
+
+def part_two(urls: dict, upstream_label: str, rounds: int) -> None:
+    """``urls``: the page straight from the upstream (direct), through the bare relay (relay) and
+    through devhostd (proxied)."""
     from playwright.sync_api import sync_playwright
 
     print(f"2. {MODULES} ES modules ({FAN_OUT}-ary import tree) in headless Chromium, upstream: {upstream_label}; "
-          f"{rounds} loads each, alternating, fresh browser context per load")
+          f"{rounds} loads of each kind, in turn, fresh browser context per load")
     with sync_playwright() as running:
         browser = running.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         try:
-            load_once(browser, direct_url)
-            load_once(browser, proxied_url, wait_panel=True)
-            results = {"direct": [], "proxied": []}
+            for which in KINDS:
+                load_once(browser, urls[which], wait_panel=which == "proxied")
+            results = {which: [] for which in KINDS}
             for n in range(rounds):
-                order = ("proxied", "direct") if n % 2 == 0 else ("direct", "proxied")
-                for which in order:
-                    results[which].append(load_once(browser, direct_url if which == "direct" else proxied_url))
+                for which in KINDS[n % 3:] + KINDS[:n % 3]:  # each kind first, second and last as often
+                    results[which].append(load_once(browser, urls[which]))
         finally:
             browser.close()
     summary = {}
-    for which, url in (("direct", direct_url), ("proxied", proxied_url)):
+    for which in KINDS:
         loads = results[which]
         done = statistics.median(r["done"] for r in loads)
         load = statistics.median(r["load"] for r in loads)
@@ -473,23 +530,26 @@ def part_two(proxied_url: str, direct_url: str, upstream_label: str, rounds: int
         devhost = sorted({r["devhost"] for r in loads})
         summary[which] = (done, load)
         extra = f", {'/'.join(map(str, devhost))} of them to /__devhost__/ (the panel)" if any(devhost) else ""
-        print(f"  {which:8} {url:34} all modules evaluated p50 {done:7.1f} ms, load event p50 {load:7.1f} ms, "
+        print(f"  {which:8} {urls[which]:34} all modules evaluated p50 {done:7.1f} ms, load event p50 {load:7.1f} ms, "
               f"{'/'.join(map(str, counts))} requests per load{extra}")
-    print(f"  proxied / direct: all modules evaluated {summary['proxied'][0] / summary['direct'][0]:.2f}x, "
-          f"load event {summary['proxied'][1] / summary['direct'][1]:.2f}x (p50s)")
-    # Each round's two loads ran back to back, so a drift of the machine (another process, a
-    # browser's housekeeping) hits both alike: the p50 of the rounds' own ratios is the steadier
-    # figure of the two.
-    paired = [p["done"] / d["done"] for p, d in zip(results["proxied"], results["direct"])]
-    spread = statistics.quantiles(paired, n=4) if len(paired) >= 4 else (min(paired), max(paired))
-    print(f"  proxied / direct, round by round: all modules evaluated p50 {statistics.median(paired):.2f}x "
-          f"(quartiles {spread[0]:.2f}x to {spread[-1]:.2f}x)")
-    # CPU time does not swing with the machine's drift as a load's wall time does: what devhostd
-    # adds to a load is its own CPU (it shares the cores with the browser and the dev server).
-    daemon = statistics.mean(r["cpu"][0] for r in results["proxied"]) * 1000
-    upstream = {which: statistics.mean(r["cpu"][1] for r in results[which]) * 1000 for which in results}
-    print(f"  CPU per load (mean, /proc; 10 ms ticks): devhostd {daemon:.0f} ms on the proxied load; the upstream "
-          f"{upstream['proxied']:.0f} ms proxied, {upstream['direct']:.0f} ms direct")
+    for top, bottom in (("proxied", "direct"), ("relay", "direct"), ("proxied", "relay")):
+        # Each round's loads ran back to back, so a drift of the machine (another process, a
+        # browser's housekeeping) hits them alike: the p50 of the rounds' own ratios is the
+        # steadier figure of the two.
+        paired = [a["done"] / b["done"] for a, b in zip(results[top], results[bottom])]
+        spread = statistics.quantiles(paired, n=4) if len(paired) >= 4 else (min(paired), max(paired))
+        print(f"  {top} / {bottom}: all modules evaluated {summary[top][0] / summary[bottom][0]:.2f}x, "
+              f"load event {summary[top][1] / summary[bottom][1]:.2f}x (p50s); round by round "
+              f"{statistics.median(paired):.2f}x (quartiles {spread[0]:.2f}x to {spread[-1]:.2f}x)")
+    # CPU time does not swing with the machine's drift as a load's wall time does: what a process
+    # in between adds to a load is its own CPU (it shares the cores with the browser and the dev
+    # server), and the stalls of its one thread when a core is taken from it.
+    def mean_ms(which, name):
+        return statistics.mean(r["cpu"].get(name, 0.0) for r in results[which]) * 1000
+
+    print(f"  CPU per load (mean, /proc; 10 ms ticks): devhostd {mean_ms('proxied', 'devhostd'):.0f} ms, "
+          f"the relay {mean_ms('relay', 'relay'):.0f} ms; the upstream {mean_ms('direct', 'upstream'):.0f} ms direct, "
+          f"{mean_ms('relay', 'upstream'):.0f} ms relayed, {mean_ms('proxied', 'upstream'):.0f} ms proxied")
 
 
 # ---- main -------------------------------------------------------------------------------------
@@ -501,9 +561,13 @@ def main() -> None:
     parser.add_argument("--no-vite", action="store_true", help="part 2 on the static-file server, not Vite")
     parser.add_argument("--rounds", type=int, default=5, help="timed page loads of each kind in part 2 (5)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: run the static-file upstream
+    parser.add_argument("--relay", type=int, help=argparse.SUPPRESS)  # internal: run the bare relay
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
+        return
+    if args.relay:
+        relay(args.relay)
         return
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -539,7 +603,9 @@ def main() -> None:
               f"python {sys.version.split()[0]}")
         part_one(args.count, port, static_port)
         if browser:
-            part_two(f"http://page.localhost:{port}/", f"http://127.0.0.1:{page_port}/", upstream_label, args.rounds)
+            relay_port = start_relay(processes, page_port)
+            part_two({"direct": f"http://127.0.0.1:{page_port}/", "relay": f"http://127.0.0.1:{relay_port}/",
+                      "proxied": f"http://page.localhost:{port}/"}, upstream_label, args.rounds)
     except Exception:
         if not _interrupted:
             raise
