@@ -203,15 +203,20 @@ def serve(root: str) -> None:
     server.serve_forever()
 
 
-def start_static(processes: Processes, root: Path) -> int:
-    global STATIC_PID
-    proc = processes.start([sys.executable, str(Path(__file__).resolve()), "--serve", str(root)],
+def start_here(processes: Processes, what: str, *options: str) -> tuple[int, int]:
+    """This script run with ``options`` in a process of its own, which prints its port: (pid, port)."""
+    proc = processes.start([sys.executable, str(Path(__file__).resolve()), *options],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    STATIC_PID = proc.pid
     line = proc.stdout.readline().decode().strip()
     if not line.isdigit():
-        raise RuntimeError(f"the static-file server did not start (said {line!r})")
-    return int(line)
+        raise RuntimeError(f"the {what} did not start (said {line!r})")
+    return proc.pid, int(line)
+
+
+def start_static(processes: Processes, root: Path) -> int:
+    global STATIC_PID
+    STATIC_PID, port = start_here(processes, "static-file server", "--serve", str(root))
+    return port
 
 
 # ---- the bare relay (run as `bench/proxy.py --relay PORT` in a process of its own) -----------
@@ -255,13 +260,8 @@ def relay(upstream_port: int) -> None:
 
 def start_relay(processes: Processes, upstream_port: int) -> int:
     global RELAY_PID
-    proc = processes.start([sys.executable, str(Path(__file__).resolve()), "--relay", str(upstream_port)],
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    RELAY_PID = proc.pid
-    line = proc.stdout.readline().decode().strip()
-    if not line.isdigit():
-        raise RuntimeError(f"the relay did not start (said {line!r})")
-    return int(line)
+    RELAY_PID, port = start_here(processes, "relay", "--relay", str(upstream_port))
+    return port
 
 
 # ---- Vite -----------------------------------------------------------------------------------
