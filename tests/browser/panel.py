@@ -111,3 +111,15 @@ def images_sent(request: dict) -> list[bytes]:
             found = [base64.b64decode(block["source"]["data"]) for block in message["content"]
                      if block.get("type") == "image"] or found
     return found
+
+
+def drop_image(page, data: bytes) -> None:
+    """An image dropped on the panel's log, as a person drags a file in."""
+    page.evaluate("""(data) => {
+        const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+        const drop = new DataTransfer();
+        drop.items.add(new File([bytes], "shot.png", {type: "image/png"}));
+        const log = document.querySelector("devhost-chat").shadowRoot.querySelector(".log");
+        log.dispatchEvent(new DragEvent("drop", {dataTransfer: drop, bubbles: true, composed: true}));
+    }""", base64.b64encode(data).decode())
+

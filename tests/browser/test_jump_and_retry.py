@@ -1,12 +1,13 @@
 """Reading above while the agent writes, and a turn that failed, in the panel on the real Claude
 Code: new content arriving while the person scrolled up shows a "Jump to latest" pill that goes
 to the end; a turn that ended in an error (the model's API failing) has a Retry that sends the
-last message again."""
+last message again, with its images (or, when the page no longer holds them, asks for them
+rather than sending the text alone)."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.panel import Panel
+from tests.browser.panel import Panel, drop_image, images_sent, png, png_size
 from tests.mock_anthropic import error_reply, message_text, text_reply
 
 LONG_REPLY = "\n\n".join(f"Paragraph {n} of a long answer, with enough words to take a line." for n in range(40))
@@ -53,3 +54,33 @@ def test_a_failed_turn_has_a_retry_that_sends_the_last_message_again(page, daemo
     expect(retry).to_have_count(0)  # the turn that failed is no longer the last
     assert message_text(mock.requests[-1]).count("deploy the preview") >= 1
     assert len(mock.requests) == 3  # the two failed attempts, then the retry
+
+
+def test_a_retry_sends_the_image_again_and_one_the_page_no_longer_holds_is_asked_for_not_dropped(page, daemon, mock):
+    down = ("api_error", "The mock model is down")
+    mock.add(error_reply(500, *down, times=2), text_reply("A red rectangle."), error_reply(500, *down, times=2))
+    panel = Panel(page, daemon).open()
+    drop_image(page, png(37, 23))
+    expect(panel.find(".tray .thumb")).to_have_count(1)
+    panel.send("what is in this image?")
+    expect(panel.items("error")).to_contain_text("The mock model is down")
+    panel.find(".panel").get_by_role("button", name="Retry").click()
+    expect(panel.items("assistant")).to_have_text("A red rectangle.")
+    assert len(mock.requests) == 3
+    # Claude Code sends the failed message and the retry as one user message: the retry carried
+    # the image again (two in it), not the text alone (which would leave the first one only).
+    assert [png_size(image) for image in images_sent(mock.requests[0])] == [(37, 23)]
+    assert [png_size(image) for image in images_sent(mock.requests[-1])] == [(37, 23), (37, 23)]
+    expect(panel.items("user").last.locator("img")).to_have_count(1)
+
+    drop_image(page, png(12, 9))
+    panel.send("and this one?")
+    expect(panel.items("error")).to_have_count(2)  # the first turn's stays above
+    expect(panel.items("error").last).to_contain_text("The mock model is down")
+    assert len(mock.requests) == 5
+    panel.reload()  # the page keeps the message and its image's count, not the image
+    panel.find(".panel").get_by_role("button", name="Retry").click()
+    expect(panel.find(".hint")).to_contain_text("sent with its image, which this page no longer holds")
+    expect(panel.find("textarea")).to_have_value("and this one?")  # back in the box, to send with the image
+    page.wait_for_timeout(500)
+    assert len(mock.requests) == 5  # nothing went out without it

@@ -1,23 +1,26 @@
 """True message states through interrupt and reload, on the real CLIs: a follow-up queued behind
 a running turn that the person interrupts never reaches the model (Claude Code cancels its
 queued input), so it reads "not sent" — also after a reload — with Send again and Edit, never
-"queued" for good or a plain sent message. Codex takes a follow-up up at once (a steer), so there
-it reads started and reached the model."""
+"queued" for good or a plain sent message; sent again or edited, it keeps its images. Codex
+takes a follow-up up at once (a steer), so there it reads started and reached the model."""
 from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.panel import Panel
+from tests.browser.panel import Panel, drop_image, images_sent, png, png_size
 from tests.mock_anthropic import message_text as anthropic_text, text_reply
 from tests.mock_openai import message_text as openai_text, text_reply as openai_reply
 
 FOLLOW_UP = "and then count the tests"
 
 
-def follow_up_behind_a_turn_then_interrupt(panel: Panel) -> None:
+def follow_up_behind_a_turn_then_interrupt(panel: Panel, image: bytes | None = None) -> None:
     panel.send("a long task")
     panel.expect_status("running")
     expect(panel.items("assistant").first).to_contain_text("working")  # the model is streaming
+    if image is not None:
+        drop_image(panel.page, image)
+        expect(panel.find(".tray .thumb")).to_have_count(1)
     panel.send(FOLLOW_UP)
     follow_up = panel.items("user").last
     expect(follow_up.locator(".delivery")).to_have_text("queued")
@@ -84,3 +87,18 @@ def test_a_codex_follow_up_is_taken_up_at_once_so_after_interrupt_and_reload_it_
     panel.reload()
     expect(follow_up.locator(".delivery")).not_to_have_attribute("data-state", "not-sent")
     expect(follow_up.get_by_role("button", name="Send again")).to_have_count(0)
+
+
+def test_a_not_sent_message_keeps_its_image_when_edited_or_sent_again(page, daemon, mock):
+    mock.add(text_reply(*["working "] * 60, delay=0.1), text_reply("Counted them."))
+    panel = Panel(page, daemon).open()
+    follow_up_behind_a_turn_then_interrupt(panel, image=png(21, 13))
+    follow_up = panel.items("user").filter(has_text=FOLLOW_UP).first
+    follow_up.get_by_role("button", name="Edit").click()
+    expect(panel.find("textarea")).to_have_value(FOLLOW_UP)
+    expect(panel.find(".tray .thumb")).to_have_count(1)  # the image is back with the text
+    page.evaluate("() => window.__devhostChat.composer.clear()")  # the person sends it as it was instead
+    follow_up.get_by_role("button", name="Send again").click()
+    expect(panel.items("assistant").last).to_have_text("Counted them.")
+    assert FOLLOW_UP in anthropic_text(mock.requests[-1])
+    assert [png_size(image) for image in images_sent(mock.requests[-1])] == [(21, 13)]

@@ -272,7 +272,8 @@ export class Transcript {
       if (turn?.limit) entries.push([position + 0.2, `limit-${turnId}`, { key: `limit-${turnId}`, limitOf: turnId }]);
       // The last turn ended in an error: a Retry sends its last message again.
       const retried = turn?.state === "error" && !turn.limit && turnId === this.lastTurn && this._lastUser(turnId);
-      if (retried) entries.push([position + 0.3, `retry-${turnId}`, { key: `retry-${turnId}`, kind: "retry", text: retried.text }]);
+      if (retried) entries.push([position + 0.3, `retry-${turnId}`, { key: `retry-${turnId}`, kind: "retry", text: retried.text,
+        itemId: retried.id }]);
     }
     for (const [commandId, local] of this.local) {
       if (!this.items.has(`user-${commandId}`)) entries.push([local.anchor - 0.5, `user-${commandId}`, { id: `user-${commandId}` }]);
@@ -371,6 +372,16 @@ export class Transcript {
     return { key, kind: "user", text: item ? `${skill}${item.text ?? ""}`.trimEnd() : local?.text ?? "", images, itemId: item?.id,
              imageCount: images.length ? 0 : item?.images || 0, delivery, resent: this.resent.has(item?.id),
              bookmarked: item ? Boolean(this.bookmarks?.has(item.id)) : null };
+  }
+
+  /** What sending the person's message ``itemId`` again takes: the images this page still holds
+      of it (their data: URLs), and how many it had that the page no longer holds (a reload
+      keeps only their count, so those would be lost in a send of the text alone). */
+  resendable(itemId) {
+    const local = itemId?.startsWith("user-") ? this.local.get(itemId.slice(5)) : null;
+    const images = local?.images?.length ? local.images : [];
+    const count = Number(this.items.get(itemId)?.images) || 0;
+    return { images, missing: images.length ? 0 : count };
   }
 
   /** The turn's last message of the person's that has text (null: none). */

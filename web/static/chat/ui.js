@@ -174,15 +174,11 @@ export class Panel {
       theme: () => this.theme.shown,
       bookmark: (itemId, on) => this.command(on ? { type: "bookmark", itemId } : { type: "unbookmark", itemId }),
       // A message the CLI dropped unsent (not_sent.js): sent again as it is, or back in the composer.
-      sendAgain: (item) => this.sendPrompt(item.text).then((sent) => {
+      sendAgain: (item) => this._sendAgain(item).then((sent) => {
         if (sent) this._render((this.transcript.markResent(item.itemId), this.transcript.takeChanged()));
       }),
-      editAgain: (item) => {
-        this.composer.text = [item.text, this.composer.text].filter((t) => t.trim()).join("\n\n");
-        this.store.update(() => { this.store.conversation.draft = this.composer.text; });
-        this.ui.textarea.focus();
-      },
-      retry: (item) => this.sendPrompt(item.text), // a failed turn's last message, sent again
+      editAgain: (item) => this._editAgain(item.text, this.transcript.resendable(item.itemId).images),
+      retry: (item) => this._sendAgain(item), // a failed turn's last message, sent again
       reviewChanges: (item, opener) => this.review.open(item, opener),
     });
     // A visual's frame says how tall its page is, and asks for links to be opened (its sandbox
@@ -680,15 +676,40 @@ export class Panel {
   }
 
   /**
-   * Sends a message the panel writes itself (Disable Reloads), through the same path as the
-   * person's: {sessionId, commandId} once devhostd has it, else null (the hint says why).
+   * Sends a message the panel writes itself (Disable Reloads), or one sent again (with its
+   * images' data: URLs), through the same path as the person's: {sessionId, commandId} once
+   * devhostd has it, else null (the hint says why).
    */
-  async sendPrompt(text) {
+  async sendPrompt(text, images = []) {
     if (this.ui.send.disabled) {
       this.hint(this.ui.send.title);
       return null;
     }
-    return this._deliver(text, text, []);
+    return this._deliver(text, text, images.map((dataURL) => ({ dataURL })));
+  }
+
+  /** The person's message sent again as it was, its images with it (Send again, Retry). One whose
+      images this page no longer holds is not sent without them: its text goes back into the
+      composer and the hint asks for them. Returns what _deliver does, or null. */
+  async _sendAgain(item) {
+    const { images, missing } = this.transcript.resendable(item.itemId);
+    if (missing) {
+      this._editAgain(item.text);
+      const them = missing === 1 ? "its image" : `its ${missing} images`;
+      this.hint(`This message was sent with ${them}, which this page no longer holds (it was reloaded since): ` +
+                `the text is back in the box; attach ${missing === 1 ? "the image" : "them"} again and send it.`);
+      return null;
+    }
+    return this.sendPrompt(item.text, images);
+  }
+
+  /** A message back in the composer to edit: its text before the draft's, its images (those this
+      page holds) in the tray. */
+  _editAgain(text, images = []) {
+    this.composer.text = [text, this.composer.text].filter((t) => t.trim()).join("\n\n");
+    for (const dataURL of images) this.composer.add({ dataURL });
+    this.store.update(() => { this.store.conversation.draft = this.composer.text; });
+    this.ui.textarea.focus();
   }
 
   /** One send: a session started if there is none, the frame checked, sent, and kept until
