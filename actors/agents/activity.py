@@ -102,6 +102,12 @@ class Follow:
             self.close()
             return
         self._to_end = False
+        if self._floor is not None and self._rowid:
+            # The end is found after the opening scan, which may finish well after the stream
+            # opened: the last LOOK_BACK_ROWS event rows are read again, and of their events
+            # only those stamped at or after the opening go out (as a transcript's look-back).
+            self._seq, self._rowid = -1, max(0, self._rowid - opencode.LOOK_BACK_ROWS)
+            self._catching_up = True
 
     def _db(self):
         if self._connection is None:
@@ -147,7 +153,10 @@ class Follow:
             self._more = len(rows) >= opencode.EVENTS_LIMIT
             for seq, kind, data in rows:
                 self._seq = seq
-                found.extend(self._parser.events(kind, data))
+                found.extend(event for event in self._parser.events(kind, data)
+                             if not (self._catching_up and self._old(event["timestamp"], True)))
+            if not self._more:
+                self._catching_up = False  # at the end: what comes next is new
         for event in found:
             self._watermark = max(self._watermark or 0, event["timestamp"])
         return [ev.message(self.harness, self.pid, event) for event in found]

@@ -209,6 +209,7 @@ def end_of_events(connection: sqlite3.Connection) -> int:
 
 
 EVENTS_LIMIT = 500
+LOOK_BACK_ROWS = 2000  # event rows (of any session) read again before the end a stream found late
 
 
 def events_after(connection: sqlite3.Connection, session_id: str, seq: int, rowid: int = 0,

@@ -159,3 +159,47 @@ def test_a_follow_whose_end_could_not_be_read_at_open_sends_no_history(tmp_path,
     monkeypatch.setattr(opencode, "last_seq", last_seq)
     assert follow.read() == [] and follow.read() == []
     follow.close()
+
+
+def _later(data, shift: int):
+    """``data`` with every time in it moved ``shift`` ms later (OpenCode stamps parts and messages
+    with ``time``, ``created``, ``completed``, ``start`` and ``end``)."""
+    if isinstance(data, dict):
+        return {key: value + shift if key in ("time", "created", "updated", "completed", "start", "end")
+                and isinstance(value, int) else _later(value, shift) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_later(value, shift) for value in data]
+    return data
+
+
+def test_a_follow_from_the_end_as_of_an_earlier_opening_sends_what_was_written_since(tmp_path):
+    """The stream opened, then its opening scan took a while: what OpenCode wrote in between is
+    new, not history, as for a transcript (tests/unit/agents/test_activity.py)."""
+    from actors.agents import events as ev
+    from actors.agents.activity import Follow
+    from actors.agents.rows import Found
+    path = opencode_db(tmp_path)
+    rows = opencode_rows("tui-permission-approved.db-rows.jsonl", tmp_path / "p")
+    events = sorted((r for r in rows if r["table"] == "event"), key=lambda r: r["seq"])
+    split = next(n for n, r in enumerate(events) if r["type"].startswith("message.part.updated")
+                 and r["data"]["part"].get("type") == "tool")
+    opencode_insert(path, [r for r in rows if r["table"] != "event"] + events[:split])  # the person's prompt: history
+    opened = ev.now_ms()
+    first = min(r["data"]["time"] for r in events[split:] if isinstance(r["data"].get("time"), int))
+    opencode_insert(path, [{**r, "data": _later(r["data"], opened - first + 5)} for r in events[split:]])
+    session = events[0]["aggregate_id"]
+    follow = Follow(Found("opencode", 1, 1, str(tmp_path / "p"), source=(str(path), session)), from_end=True,
+                    opened_ms=opened)
+    try:
+        sent = follow.read()
+        assert [(m["eventType"], m.get("toolName")) for m in sent] == [
+            ("tool_use", "bash"), ("tool_result", "bash"), ("text", None), ("turn_end", None)]
+        assert follow.read() == []
+        # A stream that opened after all of it was written gets none of it: history.
+        after = max(m["timestamp"] for m in sent) + 1
+        later = Follow(Found("opencode", 1, 1, str(tmp_path / "p"), source=(str(path), session)), from_end=True,
+                       opened_ms=after)
+        assert later.read() == []
+        later.close()
+    finally:
+        follow.close()
