@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import struct
 import subprocess
+import time
 import zlib
 
 from playwright.sync_api import Page, expect
@@ -123,3 +124,13 @@ def drop_image(page, data: bytes) -> None:
         log.dispatchEvent(new DragEvent("drop", {dataTransfer: drop, bubbles: true, composed: true}));
     }""", base64.b64encode(data).decode())
 
+
+
+def box_of(locator, timeout: float = 5.0) -> dict:
+    """The locator's layout box, waited for: the panel draws its log again as frames arrive, and
+    an element read between two drawings has no box for a moment (``bounding_box()`` is None)."""
+    deadline = time.monotonic() + timeout
+    while (box := locator.bounding_box()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert box is not None, f"{locator} has no layout box after {timeout} s"
+    return box

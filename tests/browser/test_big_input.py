@@ -11,7 +11,7 @@ import zlib
 
 from playwright.sync_api import expect
 
-from tests.browser.panel import Panel, images_sent, png, png_size
+from tests.browser.panel import Panel, box_of, images_sent, png, png_size
 from tests.mock_anthropic import message_text, text_reply
 
 PASTE = "\n".join(f"line {n:03d} " + "x" * 140 for n in range(400))  # 400 lines, 59,999 characters
@@ -81,13 +81,13 @@ def test_a_long_paste_is_a_chip_in_the_composer_and_the_bubble_and_reaches_the_m
     bubble = panel.items("user").locator(".bubble")
     expect(bubble).to_contain_text("what is in this log?")
     expect(bubble.locator("details.pasted > summary")).to_have_text("pasted text, 400 lines")
-    assert bubble.bounding_box()["height"] < 120, bubble.bounding_box()
+    assert box_of(bubble)["height"] < 120, box_of(bubble)
     # Opened, it shows the whole text in a box that scrolls: the bubble stays a few hundred px.
     bubble.locator("details.pasted > summary").click()
     region = bubble.get_by_role("region", name="pasted text, 400 lines")
     expect(region).to_contain_text("line 399 ")
     assert region.evaluate("(node) => node.textContent") == PASTE
-    assert bubble.bounding_box()["height"] < 400, bubble.bounding_box()
+    assert box_of(bubble)["height"] < 400, box_of(bubble)
     said = message_text(mock.requests[0])
     assert "what is in this log?" in said and PASTE in said  # every character went to the model
     # After a reload the bubble is drawn from the text devhostd kept: a chip again.
@@ -95,7 +95,7 @@ def test_a_long_paste_is_a_chip_in_the_composer_and_the_bubble_and_reaches_the_m
     kept = panel.items("user").locator(".bubble")
     expect(kept.locator("details.pasted > summary")).to_have_text("pasted text, 400 lines")
     expect(kept).to_contain_text("what is in this log?")
-    assert kept.bounding_box()["height"] < 120
+    assert box_of(kept)["height"] < 120
 
 
 def test_a_pasted_text_not_sent_yet_is_still_a_chip_after_a_reload(page, browser, daemon, mock):

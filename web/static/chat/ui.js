@@ -177,7 +177,7 @@ export class Panel {
       sendAgain: (item) => this._sendAgain(item).then((sent) => {
         if (sent) this._render((this.transcript.markResent(item.itemId), this.transcript.takeChanged()));
       }),
-      editAgain: (item) => this._editAgain(item.text, this.transcript.resendable(item.itemId).images),
+      editAgain: (item) => this._editAgain(item),
       retry: (item) => this._sendAgain(item), // a failed turn's last message, sent again
       reviewChanges: (item, opener) => this.review.open(item, opener),
     });
@@ -689,27 +689,30 @@ export class Panel {
   }
 
   /** The person's message sent again as it was, its images with it (Send again, Retry). One whose
-      images this page no longer holds is not sent without them: its text goes back into the
-      composer and the hint asks for them. Returns what _deliver does, or null. */
+      images this page no longer holds is not sent without them: it goes back into the composer
+      (_editAgain), and the hint asks for them. Returns what _deliver does, or null. */
   async _sendAgain(item) {
     const { images, missing } = this.transcript.resendable(item.itemId);
     if (missing) {
-      this._editAgain(item.text);
-      const them = missing === 1 ? "its image" : `its ${missing} images`;
-      this.hint(`This message was sent with ${them}, which this page no longer holds (it was reloaded since): ` +
-                `the text is back in the box; attach ${missing === 1 ? "the image" : "them"} again and send it.`);
+      this._editAgain(item);
       return null;
     }
     return this.sendPrompt(item.text, images);
   }
 
-  /** A message back in the composer to edit: its text before the draft's, its images (those this
-      page holds) in the tray. */
-  _editAgain(text, images = []) {
-    this.composer.text = [text, this.composer.text].filter((t) => t.trim()).join("\n\n");
+  /** The person's message back in the composer to edit: its text before the draft's, its images
+      in the tray (those this page holds; the hint asks for any it no longer does). */
+  _editAgain(item) {
+    const { images, missing } = this.transcript.resendable(item.itemId);
+    this.composer.text = [item.text, this.composer.text].filter((t) => t.trim()).join("\n\n");
     for (const dataURL of images) this.composer.add({ dataURL });
     this.store.update(() => { this.store.conversation.draft = this.composer.text; });
     this.ui.textarea.focus();
+    if (missing) {
+      const them = missing === 1 ? "its image" : `its ${missing} images`;
+      this.hint(`The text is back in the box. This message was sent with ${them}, which this page no longer holds ` +
+                `(it was reloaded since): attach ${missing === 1 ? "it" : "them"} again, then send.`);
+    }
   }
 
   /** One send: a session started if there is none, the frame checked, sent, and kept until
