@@ -66,7 +66,9 @@ class IndexedMessage(http.client.HTTPMessage):
     pywsgi looks up a request's headers about eight times, and each scan lower-cases all of
     them (a twentieth of a proxied module's cost). What comes back is the email package's own,
     value for value: the same first match, the same values in order, passed through the same
-    policy. Every way of changing the headers empties the index."""
+    policy. Each method that adds, replaces or deletes a header empties the index; the email
+    package's ``set_boundary`` (a multipart body's, which rewrites the list itself) is not one
+    a request's headers are ever given to, and is left as it is."""
 
     _index = None  # lower-cased name -> [(name, raw value), ...] in order
 
