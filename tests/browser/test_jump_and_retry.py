@@ -82,5 +82,7 @@ def test_a_retry_sends_the_image_again_and_one_the_page_no_longer_holds_is_asked
     panel.find(".panel").get_by_role("button", name="Retry").click()
     expect(panel.find(".hint")).to_contain_text("sent with its image, which this page no longer holds")
     expect(panel.find("textarea")).to_have_value("and this one?")  # back in the box, to send with the image
+    # Refused, the Retry is given back: the person attaches the image and may press it again.
+    expect(panel.find(".panel").get_by_role("button", name="Retry")).to_be_enabled()
     page.wait_for_timeout(500)
     assert len(mock.requests) == 5  # nothing went out without it

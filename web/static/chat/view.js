@@ -202,6 +202,19 @@ function withPageContext(text) {
 }
 
 /** The star that bookmarks a message or an answer (null: this one cannot be bookmarked yet). */
+/** Retry's click: the button waits while the message goes out, and is given back when it did not
+ *  (a send already in flight, a message too large, images this page no longer holds): a refused
+ *  retry must leave a retry the person can press again. */
+async function retryOnce(button, retry) {
+  button.disabled = true;
+  let sent = null;
+  try {
+    sent = await retry();
+  } finally {
+    if (!sent) button.disabled = false;
+  }
+}
+
 function markButton(item, actions) {
   if (item.bookmarked === null || item.bookmarked === undefined) return null;
   const label = item.bookmarked ? "Remove the bookmark" : "Bookmark this";
@@ -309,7 +322,7 @@ const RENDERERS = {
   retry: (item, actions) => el("div", { class: "item retry" },
     el("button", { type: "button", class: "plain", "aria-label": "Retry",
                    title: `Send your last message again: “${item.text.split("\n")[0].slice(0, 80)}”`,
-                   onclick: (event) => { event.currentTarget.disabled = true; actions.retry(item); } }, "↻ Retry")),
+                   onclick: (event) => retryOnce(event.currentTarget, () => actions.retry(item)) }, "↻ Retry")),
   notice: (item) => el("div", { class: "item notice" }, item.text),
   changes: (item, actions) => changesLine(item, actions), // a turn's files changed: opens the review (changes.js)
   visual: (item, actions) => {
