@@ -500,6 +500,9 @@ class CliLink:
                 self.resume_at = self._resumed_at = None
             self.sends.delivered(effect.message_id, effect.delivery, effect.error)
             return False
+        if isinstance(effect, fx.Earlier):
+            self._owner.link_earlier(list(effect.items))
+            return True
         if isinstance(effect, fx.Rewound):
             self._log("session.rewound", ok=effect.ok, error=None if effect.ok else effect.message)
             self._owner.link_rewound(effect.ok, effect.message)

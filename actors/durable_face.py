@@ -78,6 +78,9 @@ class DurableFace:
             if first:
                 self.info["suggestedTitle"] = suggested_title(first)
             self.fresh = True
+        # A resumed conversation whose transcript devhostd could not read (an ACP agent's own
+        # store): what its agent replays when it loads it becomes the first items (``earlier``).
+        self._wants_earlier = bool(resume) and not imported and not (record or log_lines)
         self.record = ChatRecord(chat_id=chat_id, store=store, log=self._log, actor_ref=actor_ref,
                                  whole=self._whole, on_store_changed=on_store_changed, seq=seq, reset_seq=reset_seq)
         self.clients = CoreClients(chat_id=chat_id, clients=clients, registry=registry)
@@ -201,6 +204,23 @@ class DurableFace:
         native = {**(turn.get("native") or {}), **fields}
         if native != turn.get("native"):
             self.emit(self.thread.upsert({**turn, "native": native}))
+
+    def earlier(self, items: list[dict]) -> bool:
+        """The conversation as its agent replayed it on loading: taken, before whatever the
+        person sent meanwhile, by a chat made for resuming it (True), once; any other chat holds
+        it already, and a replay after the first (a CLI let go and started again) is the same."""
+        if not self._wants_earlier or self.record.frozen or self.record.removed:
+            return False
+        self._wants_earlier = False
+        if not items:
+            return False
+        self.emit(self.thread.prepend(items))
+        self.record.mark_reset()  # what was there moved after them: cursors of before expire
+        first = next((item["text"] for item in items if item["kind"] == "user"), None)
+        # The conversation's first message names the chat (not the one sent meanwhile).
+        self.update_info(**({"suggestedTitle": suggested_title(first)} if first else {}))
+        self.write_record()
+        return True
 
     def running_tools(self) -> list[str]:
         """The names of the tools running now (for the heartbeat)."""

@@ -446,6 +446,10 @@ class Chat(pykka.ThreadingActor):
         self.log("error", kind="startup", error=message)
         self.session.end_faulty_cli(message)
 
+    def link_earlier(self, items: list) -> None:
+        taken = self.durable.earlier(items)
+        self.log("session.replayed", items=len(items), taken=taken)
+
     def link_rewound(self, ok: bool, message: str) -> None:
         self.session.rewound(ok, message)
 

@@ -250,6 +250,17 @@ class Thread:
         self.info["activeTurnId"] = None
         return [{"type": "reset", "info": self.info, "items": kept}]
 
+    def prepend(self, items: list[dict]) -> list[dict]:
+        """``items`` before everything the thread holds (the conversation before devhostd held
+        it, replayed by its agent, while the person's first message may have gone in): one
+        ``reset`` event with all the items, as a client then holds them."""
+        self._join()
+        kept = [self.items[i] for i in self.order]
+        self._clear()
+        for item in [*items, *kept]:
+            self._store(item)
+        return [{"type": "reset", "info": self.info, "items": [self.items[i] for i in self.order]}]
+
     def reset(self) -> list[dict]:
         self._clear()
         self.info.pop("backgroundStopped", None)  # a new conversation: nobody waits for that work

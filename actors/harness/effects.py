@@ -28,6 +28,13 @@ class Delivery:
 
 
 @dataclass(frozen=True)
+class Earlier:
+    """The conversation as the CLI replayed it on resuming (an ACP agent's session/load), as
+    items: the first items of a chat made for the resume, dropped by one that holds them."""
+    items: tuple[dict, ...]
+
+
+@dataclass(frozen=True)
 class PromptTaken:
     """The CLI shows it received the message devhost wrote last (a resumed turn's prompt is no
     longer pending)."""

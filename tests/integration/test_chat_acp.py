@@ -304,7 +304,14 @@ def test_a_conversation_no_chat_holds_is_resumed_in_the_pages_project_by_the_age
     fresh = Daemon(daemon_env, cwd=stack, config=stack / "devhost.toml", state_dir=stack / "fresh-state")
     try:
         assert fresh.sessions() == []
-        answered_with_context(fresh, openai, native_id, "otter")
+        resumed = answered_with_context(fresh, openai, native_id, "otter")
+        # The chat shows the conversation as OpenCode replayed it, before the message sent at
+        # once (which went in before the replay came): nothing read twice, nothing out of order.
+        thread = fresh.connect_thread(resumed["id"])
+        said = [(i["kind"], i["text"]) for i in thread.snapshot["items"] if i["kind"] in ("user", "assistant")]
+        assert said == [("user", "remember otter"), ("assistant", "Noted: otter."),
+                        ("user", "which animal?"), ("assistant", "It was otter.")]
+        thread.close()
     finally:
         assert fresh.stop() == 0
         print(fresh.log())

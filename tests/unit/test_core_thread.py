@@ -544,6 +544,26 @@ def test_a_rewind_keeps_what_came_before_the_turn_and_drops_it_and_all_after():
     assert replayed.snapshot()["items"] == thread.snapshot()["items"]  # the log replays it
 
 
+# ---- prepend: a conversation its agent replayed -----------------------------------------------------
+
+def test_prepended_items_go_before_a_turn_running_meanwhile_which_goes_on():
+    thread = running(fresh(), "turn-now")
+    thread.add_user("turn-now", "go on", "user-now")
+    earlier = [{"id": "turn-saved-1", "turnId": "turn-saved-1", "kind": "turn", "state": "done"},
+               {"id": "user-saved-1", "turnId": "turn-saved-1", "kind": "user", "text": "first"}]
+    events = thread.prepend(earlier)
+    assert kinds(events) == ["reset"]
+    assert [i["id"] for i in events[0]["items"]] == ["turn-saved-1", "user-saved-1", "turn-now", "user-now"]
+    assert thread.order == ["turn-saved-1", "user-saved-1", "turn-now", "user-now"]
+    assert thread.info["activeTurnId"] == "turn-now"  # the running turn is still the running one
+    thread.upsert({"id": "a1", "kind": "assistant", "text": "reply"})
+    assert thread.order[-1] == "a1" and thread.item("a1")["turnId"] == "turn-now"
+    replayed = fresh()
+    for event in events:
+        replayed.apply(copy.deepcopy(event))
+    assert [i["id"] for i in replayed.snapshot()["items"]] == thread.order[:-1]  # the log replays it
+
+
 # ---- in_order: what a history page reads ------------------------------------------------------------
 
 def test_in_order_reads_the_items_as_the_snapshot_holds_them_text_streamed_in_included():

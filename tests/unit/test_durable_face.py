@@ -56,3 +56,54 @@ def test_text_held_back_at_a_fold_reaches_clients_under_its_own_seq_after_what_c
                         "b": "".join(f"<{n}>" for n in range(0, 40, 2))}
     finally:
         owner.stop()
+
+
+def _face(tmp_path, owner, **kwargs) -> DurableFace:
+    return DurableFace(chat_id="c1", harness=claude, cwd=str(tmp_path), model=None, runtime_mode="full-access",
+                       store=ChatStore(str(tmp_path / "chats")), clients=Everyone(), registry=None, actor_ref=owner,
+                       **kwargs)
+
+
+EARLIER = [{"id": "turn-saved-1", "turnId": "turn-saved-1", "kind": "turn", "state": "done", "createdAt": 1},
+           {"id": "user-saved-1", "turnId": "turn-saved-1", "kind": "user", "text": "Name the otter", "createdAt": 1},
+           {"id": "saved:a1", "turnId": "turn-saved-1", "kind": "assistant", "text": "Otto.", "createdAt": 2}]
+
+
+def test_a_chat_made_to_resume_a_conversation_it_could_not_read_takes_the_agents_replay_first_once(tmp_path):
+    # An ACP agent's conversation, resumed by its id: devhostd read no transcript of it, so the
+    # chat starts empty; the person's message may go in before the agent has replayed it.
+    owner = Owner.start()
+    try:
+        face = _face(tmp_path, owner, resume="ses_1", imported=[])
+        sink = Sink()
+        face.clients.join(sink)
+        face.new_process(claude.Projection("p1"))
+        face.open_turn("turn-1", "and now?", "user-1")
+        assert face.earlier([dict(item) for item in EARLIER]) is True
+        assert face.thread.order == ["turn-saved-1", "user-saved-1", "saved:a1", "turn-1", "user-1"]
+        assert face.info["activeTurnId"] == "turn-1"
+        assert face.info["suggestedTitle"] == "Name the otter"  # the conversation's first message names it
+        resets = [m.event for m in sink.frames if isinstance(m, ChatEvent) and m.event["type"] == "reset"]
+        assert [i["id"] for i in resets[-1]["items"]] == face.thread.order  # clients hold what the thread holds
+        # The agent replays it again on every later load (its CLI let go, then started again):
+        # the chat holds it now, and takes nothing more.
+        assert face.earlier([{**item, "id": item["id"] + "-again"} for item in EARLIER]) is False
+        assert len(face.thread.order) == 5
+        # What the log holds reads back as the thread was.
+        again = _face(tmp_path, owner, stored=ChatStore(str(tmp_path / "chats")).load("c1"))
+        assert again.thread.order == face.thread.order
+        assert again.earlier([dict(item) for item in EARLIER]) is False  # a chat restored from disk holds its own
+    finally:
+        owner.stop()
+
+
+def test_a_chat_that_read_the_transcript_or_resumes_nothing_takes_no_replay(tmp_path):
+    owner = Owner.start()
+    try:
+        imported = _face(tmp_path / "a", owner, resume="ses_1", imported=[dict(item) for item in EARLIER[:2]])
+        assert imported.earlier([dict(item) for item in EARLIER]) is False
+        assert imported.thread.order == ["turn-saved-1", "user-saved-1"]
+        new = _face(tmp_path / "b", owner)
+        assert new.earlier([dict(item) for item in EARLIER]) is False and new.thread.order == []
+    finally:
+        owner.stop()

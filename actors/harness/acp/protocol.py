@@ -26,6 +26,7 @@ from actors.harness import effects as fx
 from actors.harness import modes
 from actors.harness.acp import abilities as ab
 from actors.harness.acp.projection import AcpProjector
+from actors.harness.acp.replay import Replay
 from actors.harness.paths import inside
 
 PROTOCOL_VERSION = 1
@@ -120,7 +121,7 @@ class AcpDriver:
         self._prompt_started = False  # the agent showed it works on it (an update, or its answer)
         self._held: deque = deque()  # (message id, blocks, model): waiting for the session or the prompt
         self._model_call: int | None = None  # a model change the next prompt waits for
-        self._loading = False  # a session/load's replay is coming in
+        self._loading: Replay | None = None  # a session/load's replay coming in, gathered as items
         self._interrupting = False
         self._asked: set = set()  # the agent's open permission requests (its ids)
         self.waiting: set[str] = set()  # messages written or held, not yet taken up
@@ -317,8 +318,10 @@ class AcpDriver:
             return self._drop("session/update without an update kind")
         if self.session_id is not None and params.get("sessionId") not in (None, self.session_id):
             return self._drop(f"session/update of another session ({params.get('sessionId')!r})")
-        if self._loading:
-            # session/load replays the conversation the chat's thread holds already: not again.
+        if self._loading is not None:
+            # session/load replays the conversation: gathered as items of their own (Earlier, once
+            # loaded), which only a chat that never held it takes; never projected as a turn.
+            self._loading.update(update)
             return False, [], []
         return True, self._update(update), self.projection.update(update)
 
@@ -390,7 +393,7 @@ class AcpDriver:
                 return False, self._start_failed(f"{self.label} refused to initialize: {message}"), []
             self.abilities = ab.from_initialize(result)
             if self._resume_id and self.abilities.load_session:
-                self._loading = True
+                self._loading = Replay()
                 start = self._call("session/load", {"sessionId": self._resume_id, "cwd": self._cwd,
                                                     "mcpServers": []})
                 return False, [fx.Write((start,))], []
@@ -415,7 +418,7 @@ class AcpDriver:
         return False, [], []
 
     def _session_ready(self, method: str, result: dict, error, message: str) -> list:
-        self._loading = False
+        replay, self._loading = self._loading, None
         if error is not None:
             if method == "session/load":
                 self.abilities = ab.observed(self.abilities, "loadSession", False)
@@ -434,7 +437,9 @@ class AcpDriver:
         self.abilities = ab.with_session(self.abilities, result)
         if method == "session/load":
             self.abilities = ab.observed(self.abilities, "loadSession", True)
-        found: list = [fx.NativeSession(session), fx.Ready(tuple(k for k, v in (
+        earlier = replay.items() if replay is not None else []
+        found: list = [fx.Earlier(tuple(earlier))] if earlier else []
+        found += [fx.NativeSession(session), fx.Ready(tuple(k for k, v in (
             ("loadSession", self.abilities.load_session), ("image", self.abilities.images)) if v))]
         if self.abilities.model:
             found.append(fx.ModelInUse(self.abilities.model))
