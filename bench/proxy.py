@@ -1,7 +1,7 @@
 """What the reverse proxy costs a page, measured in one run: kept-alive versus fresh connections,
 and a dev page of 200 ES modules loaded through the proxy versus straight from its dev server.
 
-    python3 bench/proxy.py [N] [--no-browser] [--rounds 5] [--no-vite]
+    python3 bench/proxy.py [N] [--no-browser] [--rounds 100] [--no-vite]
 
 N (default 500) is the number of requests per series in part 1. Everything listens on
 127.0.0.1 only; every process started here (devhostd, the upstreams, Chromium) is ended before
@@ -43,8 +43,10 @@ machine):
    module runs (every one of the 200 modules fetched and evaluated) and to the ``load`` event.
    Printed: p50 of each, the requests each load made, then proxied/direct, relay/direct and
    proxied/relay, each as the ratio of the p50s and as the p50 of the rounds' own ratios (a
-   round's loads run back to back, so a drift of the machine hits them alike). One load varies
-   by a third on a 2-core machine: judge the ratios over 15+ rounds. Then the CPU time (/proc)
+   round's loads run back to back, so a drift of the machine hits them alike), with a 95%
+   interval of the latter (a seeded bootstrap). One load varies by a third on a 2-core machine,
+   so a ratio of 30 rounds is good to about +-6% and two such runs can differ by 0.1x: the
+   default is 100 rounds (+-3%, about 7 minutes); judge by the interval. Then the CPU time (/proc)
    devhostd, the relay and the upstream spent per load, steadier than the times.
    The proxied page is the one a person sees, and that is what is timed: devhostd injects the
    chat panel's module script at the top of <head>, before the app's, so what it loads at the
@@ -67,6 +69,7 @@ import http.client
 import json
 import mimetypes
 import os
+import random
 import shutil
 import signal
 import socket
@@ -507,6 +510,15 @@ def load_once(browser, url: str, wait_panel: bool = False) -> dict:
 KINDS = ("direct", "relay", "proxied")
 
 
+def median_interval(values: list[float], resamples: int = 2000) -> tuple[float, float]:
+    """A 95% interval of the median of ``values`` (a bootstrap, seeded: the same loads give the
+    same interval). One load's time swings by a third here, so a ratio is only as good as this
+    interval is narrow: about +-6% over 30 rounds, +-3% over 100."""
+    draw = random.Random(0)
+    medians = sorted(statistics.median(draw.choices(values, k=len(values))) for _ in range(resamples))
+    return medians[int(resamples * 0.025)], medians[int(resamples * 0.975) - 1]
+
+
 def part_two(urls: dict, upstream_label: str, rounds: int) -> None:
     """``urls``: the page straight from the upstream (direct), through the bare relay (relay) and
     through devhostd (proxied)."""
@@ -542,9 +554,11 @@ def part_two(urls: dict, upstream_label: str, rounds: int) -> None:
         # steadier figure of the two.
         paired = [a["done"] / b["done"] for a, b in zip(results[top], results[bottom])]
         spread = statistics.quantiles(paired, n=4) if len(paired) >= 4 else (min(paired), max(paired))
+        low, high = median_interval(paired)
         print(f"  {top} / {bottom}: all modules evaluated {summary[top][0] / summary[bottom][0]:.2f}x, "
               f"load event {summary[top][1] / summary[bottom][1]:.2f}x (p50s); round by round "
-              f"{statistics.median(paired):.2f}x (quartiles {spread[0]:.2f}x to {spread[-1]:.2f}x)")
+              f"{statistics.median(paired):.2f}x (95% interval {low:.2f}x to {high:.2f}x; "
+              f"quartiles {spread[0]:.2f}x to {spread[-1]:.2f}x)")
     # CPU time does not swing with the machine's drift as a load's wall time does: what a process
     # in between adds to a load is its own CPU (it shares the cores with the browser and the dev
     # server), and the stalls of its one thread when a core is taken from it.
@@ -563,7 +577,7 @@ def main() -> None:
     parser.add_argument("count", nargs="?", type=int, default=500, help="requests per series in part 1 (500)")
     parser.add_argument("--no-browser", action="store_true", help="skip part 2 (Chromium)")
     parser.add_argument("--no-vite", action="store_true", help="part 2 on the static-file server, not Vite")
-    parser.add_argument("--rounds", type=int, default=5, help="timed page loads of each kind in part 2 (5)")
+    parser.add_argument("--rounds", type=int, default=100, help="timed page loads of each kind in part 2 (100)")
     parser.add_argument("--serve", help=argparse.SUPPRESS)  # internal: run the static-file upstream
     parser.add_argument("--relay", type=int, help=argparse.SUPPRESS)  # internal: run the bare relay
     args = parser.parse_args()
