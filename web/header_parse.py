@@ -43,8 +43,7 @@ def parse_headers(fp, _class=http.client.HTTPMessage):
     if fields is None:
         return email.parser.Parser(_class=_class).parsestr(b"".join(lines).decode("iso-8859-1"))
     message = _class()
-    for name, value in fields:
-        message.set_raw(name, value)
+    message._headers = fields  # the pairs set_raw would append one by one, in order
     message.set_payload("")  # as the email parser leaves a block with nothing after it
     return message
 
