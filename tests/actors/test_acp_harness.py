@@ -112,6 +112,21 @@ def test_full_access_answers_the_agents_permission_requests_itself(opencode):
 
 
 @needs("peers")
+def test_opencodes_todo_list_shows_as_the_chats_plan(opencode):
+    mock, project, start = opencode
+    todos = [{"content": "Read the code", "status": "completed", "priority": "high"},
+             {"content": "Write the fix", "status": "in_progress", "priority": "high"}]
+    mock.add(tool_reply("todowrite", todos=todos), mock_openai.text_reply("Planned."))
+    registry = start()
+    chat, sink = opened(registry, "acp6", project)
+    turn = chat.core_send("make a plan").get(timeout=ASK)["turnId"]
+    assert turn_ended(sink, turn)["state"] == "done"
+    [plan] = [item for item in items_of(chat) if item["kind"] == "plan"]
+    assert plan["entries"] == todos and plan["turnId"] == turn
+    assert [item["name"] for item in items_of(chat) if item["kind"] == "tool"]  # the tool call itself stays
+
+
+@needs("peers")
 def test_messages_sent_during_a_turn_wait_in_the_queue_and_each_is_answered_in_order(opencode):
     mock, project, start = opencode
     mock.add(mock_openai.text_reply(*["slow "] * 30, delay=0.05), mock_openai.text_reply("second answer"))

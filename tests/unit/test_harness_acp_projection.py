@@ -70,7 +70,7 @@ def test_acps_own_diff_content_becomes_a_unified_diff():  # schema-shaped
     assert item["changes"][1]["kind"] == "add" and "+hi" in item["changes"][1]["diff"]
 
 
-def test_a_plan_is_one_item_replaced_whole():  # schema-shaped: OpenCode's todowrite is a tool call only
+def test_a_plan_is_one_item_replaced_whole():  # schema-shaped: OpenCode sends its plan as todowrite (below)
     p = projector()
     ops = p.update({"sessionUpdate": "plan", "entries": [
         {"content": "Read", "priority": "high", "status": "completed"},
@@ -80,6 +80,22 @@ def test_a_plan_is_one_item_replaced_whole():  # schema-shaped: OpenCode's todow
         {"content": "Fix", "status": "in_progress", "priority": "medium"}]})]
     assert p.update({"sessionUpdate": "plan", "entries": []})[0][1]["entries"] == []
     assert projector().update(updates("plan", "tool_call_update")[-1])[0][1]["state"] == "done"
+
+
+def test_opencodes_todowrite_is_its_tool_call_and_the_plan_as_its_todos_say():
+    p = projector()
+    ops = [op for kind in ("tool_call", "tool_call_update") for u in updates("plan", kind) for op in p.update(u)]
+    plans = [op[1] for op in ops if op[1]["kind"] == "plan"]
+    assert plans and all(plan["id"] == "p1:plan" for plan in plans)  # one item, replaced whole
+    assert plans[-1]["entries"] == [{"content": "Read the code", "status": "completed", "priority": "high"},
+                                    {"content": "Write the fix", "status": "in_progress", "priority": "high"},
+                                    {"content": "Run the tests", "status": "pending", "priority": "medium"}]
+    tools = [op[1] for op in ops if op[1]["kind"] == "tool"]
+    assert {t["id"] for t in tools} == {f"p1:{updates('plan', 'tool_call')[0]['toolCallId']}"}
+    # Another tool whose input holds "todos" is no plan.
+    other = projector().update({"sessionUpdate": "tool_call", "toolCallId": "t9", "title": "bash",
+                                "rawInput": {"todos": [{"content": "x"}]}})
+    assert [op[1]["kind"] for op in other] == ["tool"]
 
 
 def test_updates_that_are_facts_not_items_make_none():

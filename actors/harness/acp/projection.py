@@ -9,7 +9,8 @@ carries the prefix too, as Codex's do; ``native`` gives the agent's id back.
 
 Items made here: ``assistant`` and ``thinking`` (streamed chunks, one item per ``messageId``),
 ``tool`` (tool_call / tool_call_update: ``state`` running/done/error, ``output`` from text
-content, ``changes`` from diff content), ``plan`` (the agent's plan entries) and ``approval``
+content, ``changes`` from diff content), ``plan`` (the agent's plan entries, or the todos of
+its own todo tool where it sends its plan so) and ``approval``
 (its ``options`` are the agent's own, answered by optionId). The user's messages are the
 host's, not here: ``user_message_chunk`` (a session/load's replay) makes nothing.
 
@@ -23,6 +24,7 @@ TOOL_STATES = {"pending": "running", "in_progress": "running", "completed": "don
 DECISION_KINDS = {"allow": ("allow_once", "allow_always"), "allow-always": ("allow_always",),
                   "deny": ("reject_once", "reject_always")}
 OUTPUT_CHARS = 64 * 1024  # of a tool's text output, kept on its item
+TODO_TOOLS = frozenset({"todowrite"})  # tools whose input is the agent's plan (OpenCode 1.18.33's)
 
 
 def unified_diff(path: str, old: str | None, new: str) -> str:
@@ -67,6 +69,7 @@ class AcpProjector:
         self._requests: dict[str, dict] = {}  # request id in the thread -> {native, options}
         self._message: str | None = None  # the agent message being streamed (its ref)
         self._chunks = 0  # counts the stretches of text of agents that send no messageId
+        self._todo_calls: set = set()  # toolCallIds of an agent's own todo tool (TODO_TOOLS)
 
     def _id(self, ref) -> str:
         return f"{self.id_prefix}:{ref}"
@@ -89,17 +92,32 @@ class AcpProjector:
             return self._chunk(update, thinking=kind == "agent_thought_chunk")
         self._message = None  # text after anything else is a new stretch
         if kind == "tool_call":
-            return [("upsert", self._tool(update, first=True))]
+            return [("upsert", self._tool(update, first=True)), *self._todos(update)]
         if kind == "tool_call_update" and isinstance(update.get("toolCallId"), str):
-            return [("upsert", self._tool(update, first=False))]
+            return [("upsert", self._tool(update, first=False)), *self._todos(update)]
         if kind == "plan" and isinstance(update.get("entries"), list):
-            entries = [{"content": e.get("content") if isinstance(e.get("content"), str) else "",
-                        "status": e.get("status") if isinstance(e.get("status"), str) else "pending",
-                        **({"priority": e["priority"]} if isinstance(e.get("priority"), str) else {})}
-                       for e in update["entries"] if isinstance(e, dict)]
-            # ACP sends the whole plan every time: one item per process, replaced each time.
-            return [("upsert", {"id": self._id("plan"), "kind": "plan", "entries": entries})]
+            return [self._plan(update["entries"])]
         return []
+
+    def _plan(self, entries: list) -> tuple:
+        entries = [{"content": e.get("content") if isinstance(e.get("content"), str) else "",
+                    "status": e.get("status") if isinstance(e.get("status"), str) else "pending",
+                    **({"priority": e["priority"]} if isinstance(e.get("priority"), str) else {})}
+                   for e in entries if isinstance(e, dict)]
+        # ACP sends the whole plan every time: one item per process, replaced each time.
+        return ("upsert", {"id": self._id("plan"), "kind": "plan", "entries": entries})
+
+    def _todos(self, update: dict) -> list[tuple]:
+        """An agent whose plan is a tool call of its own (OpenCode's ``todowrite``, which sends no
+        ``plan`` update: tests/fixtures/acp/opencode/plan.jsonl) shows it as the plan too: its
+        input's ``todos`` (content, status, priority: the plan entry's own fields), whole."""
+        ref = update.get("toolCallId")
+        if update.get("title") in TODO_TOOLS:
+            self._todo_calls.add(ref)  # its later updates retitle it ("2 todos")
+        raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+        if ref not in self._todo_calls or not isinstance(raw.get("todos"), list):
+            return []
+        return [self._plan(raw["todos"])]
 
     def _chunk(self, update: dict, thinking: bool) -> list[tuple]:
         content = update.get("content") if isinstance(update.get("content"), dict) else {}
