@@ -214,11 +214,13 @@ class DurableFace:
         self._wants_earlier = False
         if not items:
             return False
+        first = next((item["text"] for item in items if item["kind"] == "user"), None)
+        if first:
+            # The conversation's first message names the chat (not the one sent meanwhile); the
+            # reset event carries the info.
+            self.info["suggestedTitle"] = suggested_title(first)
         self.emit(self.thread.prepend(items))
         self.record.mark_reset()  # what was there moved after them: cursors of before expire
-        first = next((item["text"] for item in items if item["kind"] == "user"), None)
-        # The conversation's first message names the chat (not the one sent meanwhile).
-        self.update_info(**({"suggestedTitle": suggested_title(first)} if first else {}))
         self.write_record()
         return True
 

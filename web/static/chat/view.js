@@ -201,7 +201,6 @@ function withPageContext(text) {
   return [own, el("details", { class: "context" }, el("summary", {}, "page context"), el("div", { class: "pre" }, context))];
 }
 
-/** The star that bookmarks a message or an answer (null: this one cannot be bookmarked yet). */
 /** Retry's click: the button waits while the message goes out, and is given back when it did not
  *  (a send already in flight, a message too large, images this page no longer holds): a refused
  *  retry must leave a retry the person can press again. */
@@ -215,6 +214,7 @@ async function retryOnce(button, retry) {
   }
 }
 
+/** The star that bookmarks a message or an answer (null: this one cannot be bookmarked yet). */
 function markButton(item, actions) {
   if (item.bookmarked === null || item.bookmarked === undefined) return null;
   const label = item.bookmarked ? "Remove the bookmark" : "Bookmark this";
